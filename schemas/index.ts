@@ -1,0 +1,11 @@
+import type { TSchema } from '@sinclair/typebox'
+import { ErrorBody } from './error.js'
+import { NewPlant, Plant } from './plant.js'
+
+export { ErrorBody, NewPlant, Plant }
+export { Int64, isInt64, toInt64Value, INT64_MAX, INT64_MIN, type Int64Value } from './int64.js'
+export { ref } from './ref.js'
+export { errorResponses, type ErrorStatus } from './responses.js'
+
+/** Every schema with an $id: registered once, referenced by name, a component in the document. */
+export const sharedSchemas: TSchema[] = [Plant, NewPlant, ErrorBody]

@@ -1,0 +1,13 @@
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+
+/** The OpenAPI document as the app generates it from its routes: what openapi.yaml must say. */
+export async function generateContract (): Promise<string> {
+  const app = await buildApp(loadConfig({ DATABASE_URL: 'memory:', LOG_LEVEL: 'silent', API_TOKENS: 'contract' }))
+  try {
+    await app.ready()
+    return app.swagger({ yaml: true })
+  } finally {
+    await app.close()
+  }
+}

@@ -1,0 +1,43 @@
+import swagger from '@fastify/swagger'
+import swaggerUi from '@fastify/swagger-ui'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+
+const description = `Keeps a store of plants. Every operation needs a bearer token
+(\`Authorization: Bearer <token>\`); the documentation and health routes do not.
+
+Every error answers with the \`Error\` shape, \`{ "error": <HTTP status>, "message": <text> }\`.`
+
+/**
+ * Generates the OpenAPI document from the routes' schemas and serves it with
+ * Swagger UI at /docs. A plugin with fastify-plugin because it must see every
+ * route of the app and give the app its `swagger()` decorator.
+ */
+async function docs (app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Plant Store',
+        version: '1.0.0',
+        description,
+        license: { name: 'MIT', identifier: 'MIT' }
+      },
+      // Relative, so Swagger UI's "Try it out" calls whichever address serves the page.
+      servers: [{ url: '/', description: 'This service (by default http://127.0.0.1:3000)' }],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from the service\'s API_TOKENS.' }
+        }
+      },
+      security: [{ bearerAuth: [] }]
+    },
+    // Name components after their $id (Plant, NewPlant, Error) rather than def-0, def-1…
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
+    }
+  })
+  await app.register(swaggerUi, { routePrefix: '/docs' })
+}
+
+export default fp(docs, { name: 'docs' })

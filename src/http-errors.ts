@@ -1,0 +1,22 @@
+import createError from '@fastify/error'
+
+// Every failure the service answers with on purpose. Routes and plugins throw these;
+// the one error handler turns them, and Fastify's own errors, into the Error shape.
+
+export const InvalidJson = createError('PLANT_STORE_INVALID_JSON', 'the body is not valid JSON: %s', 400)
+
+export const Unauthorized = createError('PLANT_STORE_UNAUTHORIZED', '%s', 401)
+
+export const PlantConflict = createError(
+  'PLANT_STORE_CONFLICT',
+  'a plant with id %s already exists with a different name or tag',
+  409
+)
+
+export const RouteNotFound = createError('PLANT_STORE_ROUTE_NOT_FOUND', 'no route for %s %s', 404)
+
+export const StoreUnavailable = createError(
+  'PLANT_STORE_UNAVAILABLE',
+  'the plant store is unavailable right now; retry later',
+  503
+)

@@ -1,0 +1,23 @@
+import type { NewPlant } from '../../schemas/index.js'
+
+/** A plant as the store keeps it: the id always a bigint, whatever the JSON carried. */
+export type PlantRecord = Omit<NewPlant, 'id'> & { id: bigint }
+
+/** created: stored now; unchanged: the same plant was already there (a retry); conflict: another plant has the id. */
+export type CreateOutcome = 'created' | 'unchanged' | 'conflict'
+
+export interface CreateResult {
+  outcome: CreateOutcome
+  /** The plant the store holds under the id after the call. */
+  plant: PlantRecord
+}
+
+/** What the plants module needs of a store; each engine implements it, the routes know no engine. */
+export interface PlantStore {
+  create: (plant: PlantRecord) => Promise<CreateResult>
+  close: () => Promise<void>
+}
+
+export function samePlant (a: PlantRecord, b: PlantRecord): boolean {
+  return a.name === b.name && a.tag === b.tag
+}

@@ -1,0 +1,43 @@
+import { execFile } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+import { promisify } from 'node:util'
+import t from 'tap'
+import { generateContract } from '../scripts/contract.js'
+import { testApp } from './helpers/app.js'
+
+t.test('openapi.yaml is exactly what the app generates', async (t) => {
+  const committed = await readFile('openapi.yaml', 'utf8')
+  t.equal(await generateContract(), committed, 'the contract drifted: run `npm run openapi` and commit openapi.yaml')
+})
+
+t.test('openapi.yaml passes redocly lint', async (t) => {
+  const { stdout, stderr } = await promisify(execFile)('node_modules/.bin/redocly', ['lint', 'openapi.yaml'], {
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' }
+  }).catch((err) => { t.fail(`redocly lint failed:\n${err.stdout}\n${err.stderr}`); return { stdout: '', stderr: '' } })
+  t.match(stdout + stderr, /valid/)
+})
+
+t.test('the document states the contract: 3.1, version 1.0.0, MIT, bearer auth, named components', async (t) => {
+  const app = await testApp(t)
+  const doc = (await app.inject({ url: '/docs/json' })).json()
+  t.equal(doc.openapi, '3.1.0')
+  t.equal(doc.info.version, '1.0.0')
+  t.equal(doc.info.license.name, 'MIT')
+  t.same(Object.keys(doc.components.schemas).sort(), ['Error', 'NewPlant', 'Plant'])
+  t.same(doc.components.schemas.NewPlant.properties.id, {
+    description: doc.components.schemas.NewPlant.properties.id.description, type: 'integer', format: 'int64'
+  })
+  t.same(doc.components.schemas.NewPlant.required.sort(), ['id', 'name'])
+  t.notOk('id' in doc.components.schemas.Plant.properties, 'Plant has no id')
+  t.same(doc.components.schemas.Error.required.sort(), ['error', 'message'])
+
+  const create = doc.paths['/plants'].post
+  t.equal(create.requestBody.required, true)
+  t.same(create.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NewPlant' })
+  t.same(create.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Plant' })
+  for (const [status, response] of Object.entries<any>(create.responses)) {
+    if (status === '200') continue
+    t.same(response.content['application/json'].schema, { $ref: '#/components/schemas/Error' }, `${status} has the Error body`)
+  }
+  for (const status of ['400', '401', '409', '413', '415', '500']) t.ok(create.responses[status], `${status} declared`)
+})

@@ -1,0 +1,53 @@
+import t from 'tap'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
+
+t.test('a body that is not JSON answers 415', async (t) => {
+  const app = await testApp(t)
+  for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml']) {
+    const res = await postPlant(app, 'id=1&name=a', { 'content-type': type })
+    t.match(assertError(t, res, 415), /send application\/json/, type)
+  }
+})
+
+t.test('a body over the limit answers 413, and the limit is configurable', async (t) => {
+  const app = await testApp(t)
+  const huge = { id: 1, name: 'x'.repeat(1024 * 1024) }
+  t.match(assertError(t, await postPlant(app, huge), 413), /limit of 1048576 bytes/)
+  const small = await testApp(t, { BODY_LIMIT: '64' })
+  assertError(t, await postPlant(small, { id: 1, name: 'x'.repeat(64) }), 413)
+  t.equal((await postPlant(small, { id: 1, name: 'short' })).statusCode, 200)
+})
+
+t.test('unknown routes and methods answer 404 in the Error shape', async (t) => {
+  const app = await testApp(t)
+  for (const [method, url] of [['GET', '/'], ['GET', '/nope'], ['PUT', '/plants'], ['PATCH', '/plants'], ['POST', '/plants/1/x']] as const) {
+    const res = await app.inject({ method, url, headers: AUTH })
+    t.match(assertError(t, res, 404), new RegExp(`no route for ${method}`), `${method} ${url}`)
+  }
+})
+
+t.test('an unexpected failure answers 500 with a generic message; the cause stays in the log', async (t) => {
+  const app = await testApp(t)
+  app.get('/explode', async () => { throw new Error('secret database password in a stack trace') })
+  const res = await app.inject({ url: '/explode' })
+  const message = assertError(t, res, 500)
+  t.notMatch(message, /secret/)
+  t.match(message, /internal server error/)
+})
+
+t.test('no response ever has Fastify\'s default error shape', async (t) => {
+  const app = await testApp(t)
+  const responses = await Promise.all([
+    postPlant(app, '{', {}),
+    postPlant(app, '', { 'content-type': 'application/json' }),
+    postPlant(app, 'x', { 'content-type': 'text/plain' }),
+    postPlant(app, { id: 1 }, { authorization: undefined }),
+    app.inject({ url: '/missing' }),
+    app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, 'content-type': 'application/json', 'content-length': '5' }, payload: '{"id":1,"name":"a"}' })
+  ])
+  for (const res of responses) {
+    const body = res.json()
+    t.notOk('statusCode' in body || 'code' in body, `${res.statusCode}: ${res.body}`)
+    t.equal(body.error, res.statusCode)
+  }
+})

@@ -1,0 +1,43 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { Test } from 'tap'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+
+export const TOKEN = 'test-token-1'
+export const AUTH = { authorization: `Bearer ${TOKEN}` }
+
+/** An app on the memory store with a known token, closed when the test ends. */
+export async function testApp (t: Test, env: NodeJS.ProcessEnv = {}): Promise<FastifyInstance> {
+  const app = await buildApp(loadConfig({ API_TOKENS: TOKEN, DATABASE_URL: 'memory:', LOG_LEVEL: 'silent', ...env }))
+  t.teardown(async () => await app.close())
+  return app
+}
+
+/**
+ * POST /plants with the token; a string or Buffer body is sent as it is, anything
+ * else as JSON. A header given as undefined is left out.
+ */
+export async function postPlant (
+  app: FastifyInstance,
+  body: unknown,
+  headers: InjectOptions['headers'] = {}
+): Promise<LightMyRequestResponse> {
+  return await app.inject({
+    method: 'POST',
+    url: '/plants',
+    headers: Object.fromEntries(Object.entries({ ...AUTH, 'content-type': 'application/json', ...headers })
+      .filter(([, value]) => value !== undefined)),
+    payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body)
+  })
+}
+
+/** Asserts the response is exactly the Error shape with this status, and returns its message. */
+export function assertError (t: Test, res: LightMyRequestResponse, status: number): string {
+  t.equal(res.statusCode, status, `status ${status}`)
+  t.match(res.headers['content-type'], /^application\/json/)
+  const body = res.json()
+  t.same(Object.keys(body).sort(), ['error', 'message'], 'only error and message')
+  t.equal(body.error, status, 'error is the status code')
+  t.type(body.message, 'string')
+  return body.message
+}

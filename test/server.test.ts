@@ -1,0 +1,57 @@
+import t from 'tap'
+import { failedStart, startServer, waitForLine } from './helpers/server.js'
+
+async function post (url: string, token: string, body: unknown): Promise<Response> {
+  return await fetch(`${url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body)
+  })
+}
+
+t.test('with no API_TOKENS the service makes a token, prints it once, and runs closed', async (t) => {
+  const server = await startServer(t, { API_TOKENS: '' })
+  const line = await waitForLine(server.stderr, /generated token/)
+  const token = /generated token (\S+)/.exec(line)![1]
+  t.ok(token.length >= 32, 'a long random token')
+
+  const open = await post(server.url, 'guess', { id: 1, name: 'Rose' })
+  t.equal(open.status, 401, 'no access without it')
+  const res = await post(server.url, token, { id: 1, name: 'Rose', tag: 'flower' })
+  t.equal(res.status, 200)
+  t.same(await res.json(), { name: 'Rose', tag: 'flower' })
+  t.equal(server.stderr.filter((l) => l.includes('generated token')).length, 1, 'printed once')
+  t.notOk(server.stdout.some((l) => l.includes(token)), 'and not in the logs')
+})
+
+t.test('logs are JSON lines, one per request, and never hold a token', async (t) => {
+  const token = 'log-test-token-123'
+  const server = await startServer(t, { API_TOKENS: token })
+  await post(server.url, token, { id: 1, name: 'Rose' })
+  await post(server.url, 'wrong-token-456', { id: 2, name: 'Tulip' })
+  await fetch(`${server.url}/docs/json`)
+  await waitForLine(server.stdout, /docs\/json/)
+  const lines = server.stdout.map((line) => JSON.parse(line))
+  const completed = lines.filter((line) => line.msg === 'request completed')
+  t.same(completed.map((line) => [line.method, line.route, line.status]), [
+    ['POST', '/plants', 200], ['POST', '/plants', 401], ['GET', '/docs/json', 200]
+  ])
+  t.ok(completed.every((line) => typeof line.reqId === 'string' && typeof line.ms === 'number'))
+  const all = server.stdout.join('\n') + server.stderr.join('\n')
+  t.notOk(all.includes(token), 'the valid token is not logged')
+  t.notOk(all.includes('wrong-token-456'), 'nor a rejected one')
+})
+
+t.test('a bad configuration stops the start with a message naming the variable', async (t) => {
+  const cases = [
+    [{ PORT: 'eighty' }, /PORT must be a whole number/],
+    [{ BODY_LIMIT: '-5' }, /BODY_LIMIT must be a whole number/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
+    [{ API_TOKENS: 'good,has space' }, /API_TOKENS: token 2/]
+  ] as const
+  const results = await Promise.all(cases.map(async ([env]) => await failedStart(env)))
+  results.forEach(({ code, stderr }, i) => {
+    t.equal(code, 1, JSON.stringify(cases[i][0]))
+    t.match(stderr, cases[i][1])
+  })
+})
