@@ -9,7 +9,8 @@ const meanings = {
   409: 'A plant with this id already exists with a different name or tag.',
   413: 'The body is larger than the limit (BODY_LIMIT, 1 MiB by default).',
   415: 'The body is not `application/json`.',
-  500: 'Unexpected error. The details are in the service log, never in the response.'
+  500: 'Unexpected error. The details are in the service log, never in the response.',
+  503: 'The store cannot be used right now (disk full, file locked, database unreachable). Nothing was stored; retry later.'
 } as const
 
 export type ErrorStatus = keyof typeof meanings

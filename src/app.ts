@@ -30,7 +30,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   await app.register(docs)
   await app.register(async function api (scope) {
     await scope.register(auth, { tokens: config.apiTokens })
-    await scope.register(plants, { databaseUrl: config.databaseUrl })
+    await scope.register(plants, { database: config.database })
   })
   return app
 }

@@ -1,5 +1,10 @@
 import { randomBytes } from 'node:crypto'
 
+/** Where plants are kept, parsed from DATABASE_URL. */
+export type DatabaseConfig =
+  | { engine: 'memory' }
+  | { engine: 'sqlite', path: string }
+
 export interface Config {
   host: string
   port: number
@@ -9,7 +14,7 @@ export interface Config {
   generatedToken?: string
   logLevel: string
   bodyLimit: number
-  databaseUrl: string
+  database: DatabaseConfig
 }
 
 export class ConfigError extends Error {}
@@ -38,8 +43,15 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     generatedToken,
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1, 2 ** 31 - 1),
-    databaseUrl: env.DATABASE_URL ?? 'memory:'
+    database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/plants.db')
   }
+}
+
+function parseDatabaseUrl (url: string): DatabaseConfig {
+  if (url === 'memory:') return { engine: 'memory' }
+  if (url.startsWith('sqlite:') && url.length > 'sqlite:'.length) return { engine: 'sqlite', path: url.slice('sqlite:'.length) }
+  // Only the scheme is echoed: a URL may hold a password.
+  throw new ConfigError(`DATABASE_URL must be sqlite:<path> or memory:; got a URL starting ${JSON.stringify(url.split(':', 1)[0] + ':')}`)
 }
 
 function integer (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

@@ -1,17 +1,23 @@
 import { buildApp } from './app.js'
-import { ConfigError, loadConfig } from './config.js'
+import { loadConfig } from './config.js'
+
+function cannotStart (err: unknown): never {
+  process.stderr.write(`plant-store: cannot start: ${err instanceof Error ? err.message : String(err)}\n`)
+  process.exit(1)
+}
 
 let config
 try {
   config = loadConfig()
 } catch (err) {
-  if (!(err instanceof ConfigError)) throw err
-  process.stderr.write(`plant-store: cannot start: ${err.message}\n`)
-  process.exit(1)
+  cannotStart(err)
 }
 
-const app = await buildApp(config)
-await app.listen({ host: config.host, port: config.port })
+const app = await buildApp(config).catch(cannotStart)
+await app.listen({ host: config.host, port: config.port }).catch(async (err) => {
+  await app.close()
+  cannotStart(err)
+})
 
 if (config.generatedToken !== undefined) {
   // Printed once, beside the logs rather than in them: tokens are never logged.

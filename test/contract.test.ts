@@ -39,5 +39,5 @@ t.test('the document states the contract: 3.1, version 1.0.0, MIT, bearer auth, 
     if (status === '200') continue
     t.same(response.content['application/json'].schema, { $ref: '#/components/schemas/Error' }, `${status} has the Error body`)
   }
-  for (const status of ['400', '401', '409', '413', '415', '500']) t.ok(create.responses[status], `${status} declared`)
+  for (const status of ['400', '401', '409', '413', '415', '500', '503']) t.ok(create.responses[status], `${status} declared`)
 })

@@ -31,25 +31,6 @@ t.test('unicode names and tags round-trip unchanged', async (t) => {
   t.same(res.json(), { name: plant.name, tag: plant.tag })
 })
 
-t.test('the same plant sent again is an idempotent retry: 200 both times', async (t) => {
-  const app = await testApp(t)
-  const first = await postPlant(app, { id: 5, name: 'Aloe', tag: 'succulent' })
-  const again = await postPlant(app, { id: 5, name: 'Aloe', tag: 'succulent' })
-  t.equal(first.statusCode, 200)
-  t.equal(again.statusCode, 200)
-  t.same(again.json(), { name: 'Aloe', tag: 'succulent' })
-})
-
-t.test('an existing id with a different name or tag answers 409 and keeps the first plant', async (t) => {
-  const app = await testApp(t)
-  t.equal((await postPlant(app, { id: 6, name: 'Aloe', tag: 'succulent' })).statusCode, 200)
-  t.match(assertError(t, await postPlant(app, { id: 6, name: 'Agave', tag: 'succulent' }), 409), /id 6 already exists/)
-  assertError(t, await postPlant(app, { id: 6, name: 'Aloe', tag: 'other' }), 409)
-  assertError(t, await postPlant(app, { id: 6, name: 'Aloe' }), 409)
-  const retry = await postPlant(app, { id: 6, name: 'Aloe', tag: 'succulent' })
-  t.equal(retry.statusCode, 200, 'the first plant is still there')
-})
-
 t.test('int64 edges are accepted exactly', async (t) => {
   const app = await testApp(t)
   for (const id of ['9223372036854775807', '-9223372036854775808', '0', '-1', '9007199254740991']) {

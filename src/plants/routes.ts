@@ -20,7 +20,7 @@ export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRou
       body: ref(NewPlant),
       response: {
         200: ref(Plant, { description: 'The plant as stored: its name and tag, never its id' }),
-        ...errorResponses(400, 401, 409, 413, 415, 500)
+        ...errorResponses(400, 401, 409, 413, 415, 500, 503)
       }
     }
   }, async (request) => {

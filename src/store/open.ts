@@ -1,8 +1,13 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { DatabaseConfig } from '../config.js'
 import { MemoryStore } from './memory.js'
+import { SqliteStore } from './sqlite.js'
 import type { PlantStore } from './store.js'
 
-/** Opens the store DATABASE_URL names; the config has already checked the scheme. */
-export async function openStore (databaseUrl: string): Promise<PlantStore> {
-  if (databaseUrl === 'memory:') return new MemoryStore()
-  throw new Error(`DATABASE_URL: no store for ${databaseUrl}`)
+/** Opens the store the configuration names; the routes never learn which engine it is. */
+export async function openStore (database: DatabaseConfig, log: FastifyBaseLogger): Promise<PlantStore> {
+  switch (database.engine) {
+    case 'memory': return new MemoryStore()
+    case 'sqlite': return new SqliteStore(database.path, log)
+  }
 }

@@ -32,8 +32,8 @@ export async function postPlant (
 }
 
 /** Asserts the response is exactly the Error shape with this status, and returns its message. */
-export function assertError (t: Test, res: LightMyRequestResponse, status: number): string {
-  t.equal(res.statusCode, status, `status ${status}`)
+export function assertError (t: Test, res: LightMyRequestResponse, status: number, what = `status ${status}`): string {
+  t.equal(res.statusCode, status, what)
   t.match(res.headers['content-type'], /^application\/json/)
   const body = res.json()
   t.same(Object.keys(body).sort(), ['error', 'message'], 'only error and message')

@@ -1,0 +1,49 @@
+import t from 'tap'
+import { TOKEN } from './helpers/app.js'
+import { startServer } from './helpers/server.js'
+
+const CLIENTS = 32
+const ACKED_BEFORE_KILL = 1500
+
+async function create (url: string, id: number, name: string): Promise<number> {
+  const res = await fetch(`${url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id, name })
+  })
+  await res.arrayBuffer()
+  return res.status
+}
+
+t.test('kill -9 in the middle of a stream of creates loses no acknowledged plant', async (t) => {
+  const env = { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${t.testdir()}/plants.db` }
+  const server = await startServer(t, env)
+
+  const acked: number[] = []
+  let failed = 0
+  const clients = Array.from({ length: CLIENTS }, async (_, client) => {
+    for (let i = 0; ; i++) {
+      const id = client * 10_000_000 + i
+      try {
+        if (await create(server.url, id, `plant ${id}`) === 200) acked.push(id)
+      } catch {
+        failed++ // the connection died with the server: this one was never acknowledged
+        return
+      }
+    }
+  })
+  while (acked.length < ACKED_BEFORE_KILL) await new Promise((resolve) => setTimeout(resolve, 5))
+  server.child.kill('SIGKILL')
+  await Promise.all(clients)
+  await server.exited
+  t.ok(failed > 0, `${failed} requests were in flight when the process died`)
+
+  const restarted = await startServer(t, env)
+  const missing: number[] = []
+  for (let i = 0; i < acked.length; i += 100) {
+    // A create with another name answers 409 exactly when the acknowledged plant is stored.
+    const codes = await Promise.all(acked.slice(i, i + 100).map(async (id) => await create(restarted.url, id, 'probe')))
+    codes.forEach((code, j) => { if (code !== 409) missing.push(acked[i + j]) })
+  }
+  t.same(missing, [], `all ${acked.length} acknowledged plants survived`)
+})

@@ -1,0 +1,71 @@
+import { writeFile } from 'node:fs/promises'
+import Database from 'better-sqlite3'
+import t from 'tap'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { SCHEMA_VERSION } from '../src/store/sqlite-schema.js'
+import { assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
+import { startServer, waitForLine } from './helpers/server.js'
+
+t.test('plants survive a restart on the same file, ids beyond 2^53 distinct', async (t) => {
+  const url = `sqlite:${t.testdir()}/plants.db`
+  const first = await testApp(t, { DATABASE_URL: url })
+  t.equal((await postPlant(first, '{"id":9007199254740992,"name":"a"}')).statusCode, 200)
+  t.equal((await postPlant(first, '{"id":9007199254740993,"name":"b","tag":"t"}')).statusCode, 200)
+  await first.close()
+
+  const second = await testApp(t, { DATABASE_URL: url })
+  t.equal((await postPlant(second, '{"id":9007199254740993,"name":"b","tag":"t"}')).statusCode, 200, 'retry after restart')
+  assertError(t, await postPlant(second, '{"id":9007199254740992,"name":"b"}'), 409)
+  assertError(t, await postPlant(second, '{"id":9007199254740993,"name":"a"}'), 409)
+})
+
+t.test('the folder of the file is created, and the schema version is recorded', async (t) => {
+  const path = `${t.testdir()}/nested/deeper/plants.db`
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${path}` })
+  t.equal((await postPlant(app, { id: 1, name: 'a' })).statusCode, 200)
+  await app.close()
+  const db = new Database(path, { readonly: true })
+  t.teardown(() => db.close())
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION)
+  t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
+})
+
+t.test('a file the service cannot use stops the start with a clear message', async (t) => {
+  const dir = t.testdir({ 'garbage.db': 'this is not a database, just text '.repeat(200) })
+  const start = async (url: string) => await buildApp(loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: url }))
+  await t.rejects(start(`sqlite:${dir}/garbage.db`), /not a database/)
+  await writeFile(`${dir}/a-file`, '')
+  await t.rejects(start(`sqlite:${dir}/a-file/plants.db`), /EEXIST|ENOTDIR|not a directory/)
+
+  const newer = new Database(`${dir}/newer.db`)
+  newer.pragma('user_version = 99')
+  newer.close()
+  await t.rejects(start(`sqlite:${dir}/newer.db`), /schema version 99, newer than/)
+})
+
+t.test('a locked database answers 503, logs it once, and recovers by itself', async (t) => {
+  const path = `${t.testdir()}/plants.db`
+  const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${path}` })
+  const post = async (id: number) => await fetch(`${server.url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id, name: `p${id}` })
+  })
+  t.equal((await post(1)).status, 200)
+
+  const locker = new Database(path)
+  t.teardown(() => locker.close())
+  locker.exec('BEGIN IMMEDIATE') // holds the write lock, as another writer would
+  for (const id of [2, 3, 4]) {
+    const res = await post(id)
+    t.equal(res.status, 503, `create ${id} while locked`)
+    t.same(await res.json(), { error: 503, message: 'the plant store is unavailable right now; retry later' })
+  }
+  locker.exec('COMMIT')
+  t.equal((await post(2)).status, 200, 'recovered once the lock is gone')
+  await waitForLine(server.stdout, /available again/)
+  t.equal(server.stdout.filter((line) => line.includes('store is unavailable')).length, 1, 'the outage is logged once')
+  const logged = JSON.parse(server.stdout.find((line) => line.includes('store is unavailable'))!)
+  t.match(logged.err.message, /locked|busy/i, 'with its cause')
+})

@@ -1,0 +1,4 @@
+import t from 'tap'
+import { storeSuite } from './helpers/store-suite.js'
+
+storeSuite(t, async () => 'memory:')
