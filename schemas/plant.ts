@@ -4,14 +4,34 @@ import { Int64 } from './int64.js'
 export const Plant = Type.Object({
   name: Type.String({ description: 'The name of the plant' }),
   tag: Type.Optional(Type.String({ description: 'Tag that specifies the type of the plant' }))
-}, { $id: 'Plant', description: 'A plant as the store returns it after creation: never its id.' })
+}, { $id: 'Plant', description: 'A plant as the store answers its creation: never its id.' })
+
+const plantId = Int64({ description: 'Identification number of the plant, any signed 64-bit integer' })
 
 // Flattened rather than `allOf [Plant, {id}]`: serializers and document generators
 // mishandle allOf, and the fields stay Plant's own.
-export const NewPlant = Type.Object({
-  id: Int64({ description: 'Identification number of the plant, any signed 64-bit integer' }),
-  ...Plant.properties
-}, { $id: 'NewPlant', description: 'A plant to add. Fields other than id, name and tag are ignored.' })
+const withId = { id: plantId, ...Plant.properties }
+
+export const NewPlant = Type.Object(withId, {
+  $id: 'NewPlant',
+  description: 'A plant to add. Fields other than id, name and tag are ignored.'
+})
+
+export const StoredPlant = Type.Object(withId, {
+  $id: 'StoredPlant',
+  description: 'A plant as the store holds it: the Plant fields and its id, written as an exact JSON integer.'
+})
+
+export const PlantIdParams = Type.Object({ id: plantId })
+
+export const PlantListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({
+    format: 'int32', minimum: 1, maximum: 1000, default: 100, description: 'At most this many plants'
+  })),
+  after: Type.Optional(Int64({ description: 'Only plants with a larger id: the cursor from the previous page\'s Link header' })),
+  tag: Type.Optional(Type.String({ description: 'Only plants with exactly this tag' }))
+})
 
 export type Plant = Static<typeof Plant>
 export type NewPlant = Static<typeof NewPlant>
+export type StoredPlant = Static<typeof StoredPlant>

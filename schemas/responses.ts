@@ -3,7 +3,7 @@ import { ref } from './ref.js'
 
 // What each error status means, stated once for every route that can answer it.
 const meanings = {
-  400: 'The request is not valid: malformed or empty JSON, a field of the wrong type, an id outside int64. The message names the field and the rule.',
+  400: 'The request is not valid: malformed or empty JSON, a field or parameter of the wrong type, an id outside int64. The message names the field and the rule.',
   401: 'The bearer token is missing or not accepted. The response carries `WWW-Authenticate: Bearer`.',
   404: 'No such route, or no plant with this id.',
   409: 'A plant with this id already exists with a different name or tag.',

@@ -13,6 +13,8 @@ export const PlantConflict = createError(
   409
 )
 
+export const PlantNotFound = createError('PLANT_STORE_PLANT_NOT_FOUND', 'no plant has id %s', 404)
+
 export const RouteNotFound = createError('PLANT_STORE_ROUTE_NOT_FOUND', 'no route for %s %s', 404)
 
 export const StoreUnavailable = createError(

@@ -1,14 +1,15 @@
 import { Kind, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
-import { Value } from '@sinclair/typebox/value'
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import { INT64_MAX, INT64_MIN, toInt64Value } from '../schemas/index.js'
 
 // Fastify's default Ajv coerces body types ("5" becomes 5, null becomes "") and
 // cannot check an int64 exactly. The TypeBox compiler does neither: bodies are
 // checked as sent, and the Int64 kind sees the bigint the body parser produced.
-// Path and query values arrive as strings, so only those are converted.
+// Path and query values arrive as strings: a string of digits is converted where the
+// schema wants an integer, and nothing else is (TypeBox's own Convert would read
+// "2.5" as 2).
 
 const INTEGER = /^-?\d+$/
 
@@ -17,23 +18,22 @@ export function buildValidatorCompiler (references: TSchema[]): FastifySchemaCom
     const checker = TypeCompiler.Compile(schema, references)
     const fromStrings = httpPart !== 'body'
     return (input: unknown) => {
-      const value = fromStrings ? convertStrings(schema, references, input) : input
+      const value = fromStrings ? convertIntegers(schema, input) : input
       if (checker.Check(value)) return { value }
       return { error: describeErrors(checker.Errors(value)) }
     }
   }
 }
 
-function convertStrings (schema: TSchema, references: TSchema[], input: unknown): unknown {
-  const value = Value.Convert(schema, references, input)
+function convertIntegers (schema: TSchema, input: unknown): unknown {
   const properties: Record<string, TSchema> | undefined = schema.properties
-  if (properties === undefined || value === null || typeof value !== 'object') return value
-  const record = value as Record<string, unknown>
+  if (properties === undefined || input === null || typeof input !== 'object') return input
+  const record = input as Record<string, unknown>
   for (const [key, property] of Object.entries(properties)) {
     const raw = record[key]
-    if (property[Kind] === 'Int64' && typeof raw === 'string' && INTEGER.test(raw)) {
-      record[key] = toInt64Value(BigInt(raw))
-    }
+    if (typeof raw !== 'string' || !INTEGER.test(raw)) continue
+    if (property[Kind] === 'Int64') record[key] = toInt64Value(BigInt(raw))
+    else if (property[Kind] === 'Integer') record[key] = Number(raw)
   }
   return record
 }

@@ -4,7 +4,7 @@ import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { SCHEMA_VERSION } from '../src/store/sqlite-schema.js'
-import { assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
+import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
 import { startServer, waitForLine } from './helpers/server.js'
 
 t.test('plants survive a restart on the same file, ids beyond 2^53 distinct', async (t) => {
@@ -18,6 +18,13 @@ t.test('plants survive a restart on the same file, ids beyond 2^53 distinct', as
   t.equal((await postPlant(second, '{"id":9007199254740993,"name":"b","tag":"t"}')).statusCode, 200, 'retry after restart')
   assertError(t, await postPlant(second, '{"id":9007199254740992,"name":"b"}'), 409)
   assertError(t, await postPlant(second, '{"id":9007199254740993,"name":"a"}'), 409)
+  t.equal((await second.inject({ url: '/plants', headers: AUTH })).body,
+    '[{"id":9007199254740992,"name":"a"},{"id":9007199254740993,"name":"b","tag":"t"}]')
+  t.equal((await second.inject({ method: 'DELETE', url: '/plants/9007199254740992', headers: AUTH })).statusCode, 204)
+  await second.close()
+
+  const third = await testApp(t, { DATABASE_URL: url })
+  assertError(t, await third.inject({ url: '/plants/9007199254740992', headers: AUTH }), 404, 'the delete survived too')
 })
 
 t.test('the folder of the file is created, and the schema version is recorded', async (t) => {

@@ -1,12 +1,17 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
-import { errorResponses, NewPlant, Plant, ref } from '../../schemas/index.js'
-import { PlantConflict } from '../http-errors.js'
-import type { PlantStore } from '../store/store.js'
+import {
+  errorResponses, NewPlant, Plant, PlantIdParams, PlantListQuery, ref, StoredPlant
+} from '../../schemas/index.js'
+import { PlantConflict, PlantNotFound } from '../http-errors.js'
+import type { PlantRecord, PlantStore } from '../store/store.js'
 
 export interface PlantRoutesOptions {
   store: PlantStore
 }
+
+const DEFAULT_LIMIT: number = PlantListQuery.properties.limit.default
 
 export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRoutesOptions): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -29,4 +34,74 @@ export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRou
     if (outcome === 'conflict') throw new PlantConflict(String(id))
     return plant
   })
+
+  app.get('/plants', {
+    schema: {
+      operationId: 'listPlants',
+      summary: 'List plants',
+      description: 'Plants in ascending id order, one page at a time. When more remain, the `Link` header holds the next page\'s address; following it from the first page visits every plant exactly once.',
+      tags: ['plants'],
+      querystring: PlantListQuery,
+      response: {
+        200: Type.Array(ref(StoredPlant), {
+          description: 'A page of plants, ascending by id',
+          headers: {
+            Link: Type.String({
+              description: 'RFC 8288 link to the next page, present when more plants remain: `</plants?limit=100&after=42>; rel="next"`'
+            })
+          }
+        }),
+        ...errorResponses(400, 401, 500, 503)
+      }
+    }
+  }, async (request, reply) => {
+    const { limit = DEFAULT_LIMIT, after, tag } = request.query
+    // One more than asked tells whether another page exists without counting the store.
+    const page = await store.list({ limit: limit + 1, after: after === undefined ? undefined : BigInt(after), tag })
+    if (page.length > limit) {
+      page.length = limit
+      reply.header('link', nextPageLink(limit, page[limit - 1], tag))
+    }
+    return page
+  })
+
+  app.get('/plants/:id', {
+    schema: {
+      operationId: 'getPlant',
+      summary: 'Get a plant by id',
+      tags: ['plants'],
+      params: PlantIdParams,
+      response: {
+        200: ref(StoredPlant, { description: 'The plant' }),
+        ...errorResponses(400, 401, 404, 500, 503)
+      }
+    }
+  }, async (request) => {
+    const plant = await store.get(BigInt(request.params.id))
+    if (plant === undefined) throw new PlantNotFound(String(request.params.id))
+    return plant
+  })
+
+  app.delete('/plants/:id', {
+    schema: {
+      operationId: 'deletePlant',
+      summary: 'Delete a plant by id',
+      description: 'Deletes the plant; its id can then be created again.',
+      tags: ['plants'],
+      params: PlantIdParams,
+      response: {
+        204: Type.Null({ description: 'Deleted' }),
+        ...errorResponses(400, 401, 404, 500, 503)
+      }
+    }
+  }, async (request, reply) => {
+    if (!await store.delete(BigInt(request.params.id))) throw new PlantNotFound(String(request.params.id))
+    return await reply.code(204).send(null)
+  })
+}
+
+function nextPageLink (limit: number, last: PlantRecord, tag: string | undefined): string {
+  const query = new URLSearchParams({ limit: String(limit), after: String(last.id) })
+  if (tag !== undefined) query.set('tag', tag)
+  return `</plants?${query}>; rel="next"`
 }

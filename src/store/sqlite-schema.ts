@@ -8,7 +8,9 @@ const migrations: string[] = [
      id   INTEGER PRIMARY KEY,
      name TEXT NOT NULL,
      tag  TEXT
-   ) STRICT`
+   ) STRICT`,
+  // 2: listing by tag pages through an index range, as listing by id does through the rowid.
+  'CREATE INDEX plants_by_tag ON plants (tag, id)'
 ]
 
 export const SCHEMA_VERSION = migrations.length

@@ -2,10 +2,11 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import type { FastifyBaseLogger } from 'fastify'
+import { INT64_MAX, INT64_MIN } from '../../schemas/index.js'
 import { StoreUnavailable } from '../http-errors.js'
 import { GroupCommit } from './group-commit.js'
 import { migrate } from './sqlite-schema.js'
-import { samePlant, type CreateResult, type PlantRecord, type PlantStore } from './store.js'
+import { samePlant, type CreateResult, type ListQuery, type PlantRecord, type PlantStore } from './store.js'
 
 // SQLite answers these when the file, the disk or a lock is the problem, not the
 // request: the client should retry later (503), and the service recovers by itself.
@@ -16,17 +17,17 @@ const MAX_BATCH = 512
 const BUSY_TIMEOUT_MS = 250
 
 interface Row { id: bigint, name: string, tag: string | null }
+type Write = () => unknown
 
 /**
- * Plants in a SQLite file. WAL with synchronous=FULL: a create is acknowledged only
- * after its transaction is on disk. Creates arriving together share one commit.
+ * Plants in a SQLite file. WAL with synchronous=FULL: a write is acknowledged only
+ * after its transaction is on disk. Writes arriving together share one commit.
  */
 export class SqliteStore implements PlantStore {
   readonly #db: Database.Database
   readonly #log: FastifyBaseLogger
-  readonly #insert: Database.Statement<[bigint, string, string | null]>
-  readonly #select: Database.Statement<[bigint], Row>
-  readonly #creates: GroupCommit<PlantRecord, CreateResult>
+  readonly #statements
+  readonly #writes: GroupCommit<Write, unknown>
   #failing = false
 
   constructor (path: string, log: FastifyBaseLogger) {
@@ -42,25 +43,51 @@ export class SqliteStore implements PlantStore {
       this.#db.close()
       throw err
     }
-    this.#insert = this.#db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
-    this.#select = this.#db.prepare('SELECT id, name, tag FROM plants WHERE id = ?')
-    const createAll = this.#db.transaction((plants: PlantRecord[]) => plants.map((plant) => this.#createOne(plant)))
-    this.#creates = new GroupCommit((plants) => this.#run(() => createAll.immediate(plants)), MAX_BATCH)
+    const db = this.#db
+    this.#statements = {
+      insert: db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
+      get: db.prepare<[bigint], Row>('SELECT id, name, tag FROM plants WHERE id = ?'),
+      page: db.prepare<[bigint, number], Row>('SELECT id, name, tag FROM plants WHERE id >= ? ORDER BY id LIMIT ?'),
+      pageByTag: db.prepare<[string, bigint, number], Row>('SELECT id, name, tag FROM plants WHERE tag = ? AND id >= ? ORDER BY id LIMIT ?'),
+      delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?')
+    }
+    const commit = db.transaction((writes: Write[]) => writes.map((write) => write()))
+    this.#writes = new GroupCommit((writes) => this.#run(() => commit.immediate(writes)), MAX_BATCH)
   }
 
   async create (plant: PlantRecord): Promise<CreateResult> {
-    return await this.#creates.submit(plant)
+    return await this.#write((): CreateResult => {
+      if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return { outcome: 'created', plant }
+      const existing = toPlant(this.#statements.get.get(plant.id)!)
+      return { outcome: samePlant(existing, plant) ? 'unchanged' : 'conflict', plant: existing }
+    })
+  }
+
+  async get (id: bigint): Promise<PlantRecord | undefined> {
+    const row = this.#run(() => this.#statements.get.get(id))
+    return row === undefined ? undefined : toPlant(row)
+  }
+
+  async list ({ limit, after, tag }: ListQuery): Promise<PlantRecord[]> {
+    const from = after === undefined ? INT64_MIN : after + 1n
+    if (from > INT64_MAX) return []
+    const rows = this.#run(() => tag === undefined
+      ? this.#statements.page.all(from, limit)
+      : this.#statements.pageByTag.all(tag, from, limit))
+    return rows.map(toPlant)
+  }
+
+  async delete (id: bigint): Promise<boolean> {
+    return await this.#write(() => this.#statements.delete.run(id).changes === 1)
   }
 
   async close (): Promise<void> {
-    await this.#creates.drain()
+    await this.#writes.drain()
     this.#db.close()
   }
 
-  #createOne (plant: PlantRecord): CreateResult {
-    if (this.#insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return { outcome: 'created', plant }
-    const existing = toPlant(this.#select.get(plant.id)!)
-    return { outcome: samePlant(existing, plant) ? 'unchanged' : 'conflict', plant: existing }
+  async #write<Result> (write: () => Result): Promise<Result> {
+    return await this.#writes.submit(write) as Result
   }
 
   /** Runs a database call, turning an unavailable file or disk into a 503, logged once per outage. */

@@ -12,9 +12,21 @@ export interface CreateResult {
   plant: PlantRecord
 }
 
+export interface ListQuery {
+  limit: number
+  /** Only ids greater than this. */
+  after?: bigint
+  tag?: string
+}
+
 /** What the plants module needs of a store; each engine implements it, the routes know no engine. */
 export interface PlantStore {
   create: (plant: PlantRecord) => Promise<CreateResult>
+  get: (id: bigint) => Promise<PlantRecord | undefined>
+  /** Plants in ascending id order: a keyset page, its cost independent of the store's size. */
+  list: (query: ListQuery) => Promise<PlantRecord[]>
+  /** True when a plant was deleted, false when there was none. */
+  delete: (id: bigint) => Promise<boolean>
   close: () => Promise<void>
 }
 

@@ -1,5 +1,22 @@
+import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { assertError, postPlant, testApp } from './app.js'
+import { AUTH, assertError, postPlant, testApp } from './app.js'
+
+async function get (app: FastifyInstance, url: string) {
+  return await app.inject({ url, headers: AUTH })
+}
+
+/** Follows the Link rel="next" headers from `first`, returning every page's plants in order. */
+export async function allPages (app: FastifyInstance, first: string): Promise<Array<{ id: number, name: string, tag?: string }>> {
+  const seen = []
+  for (let url: string | undefined = first; url !== undefined;) {
+    const res = await get(app, url)
+    if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${res.body}`)
+    seen.push(...res.json())
+    url = /^<([^>]+)>; rel="next"$/.exec(String(res.headers.link ?? ''))?.[1]
+  }
+  return seen
+}
 
 /**
  * The behaviour every store engine must show, through HTTP. Each engine's test file
@@ -64,5 +81,64 @@ export function storeSuite (t: Test, databaseUrl: (t: Test) => Promise<string>):
     t.same((await postPlant(store, plant)).json(), { name: plant.name, tag: '' })
     t.equal((await postPlant(store, plant)).statusCode, 200, 'an exact retry matches what was stored')
     assertError(t, await postPlant(store, { id: 90, name: plant.name }), 409, 'an empty tag is not a missing tag')
+  })
+
+  t.test('a stored plant is read back by id, its id an exact JSON integer', async (t) => {
+    const store = await app(t)
+    await postPlant(store, '{"id":9007199254740993,"name":"big","tag":"t"}')
+    const res = await get(store, '/plants/9007199254740993')
+    t.equal(res.statusCode, 200)
+    t.equal(res.body, '{"id":9007199254740993,"name":"big","tag":"t"}')
+    await postPlant(store, { id: -5, name: 'negative' })
+    t.equal((await get(store, '/plants/-5')).body, '{"id":-5,"name":"negative"}', 'no tag, no tag field')
+    t.equal((await get(store, '/plants/9223372036854775807')).body, '{"error":404,"message":"no plant has id 9223372036854775807"}')
+  })
+
+  t.test('a deleted plant is gone, answers 404 after, and its id can be created again', async (t) => {
+    const store = await app(t)
+    await postPlant(store, { id: 20, name: 'old' })
+    const deleted = await store.inject({ method: 'DELETE', url: '/plants/20', headers: AUTH })
+    t.equal(deleted.statusCode, 204)
+    t.equal(deleted.body, '', 'no body')
+    assertError(t, await get(store, '/plants/20'), 404)
+    assertError(t, await store.inject({ method: 'DELETE', url: '/plants/20', headers: AUTH }), 404, 'deleting again is 404')
+    t.equal((await postPlant(store, { id: 20, name: 'new' })).statusCode, 200, 'created again with another name')
+    t.same((await get(store, '/plants/20')).json(), { id: 20, name: 'new' })
+  })
+
+  t.test('paging with a small limit visits every plant exactly once, in id order', async (t) => {
+    const store = await app(t)
+    // Ids in no particular order, negative and beyond 2^53 among them, written as JSON text.
+    const ids = Array.from({ length: 300 }, (_, i) => String((i * 7919) % 1000 - 500))
+    ids.push('9007199254740993', '-9007199254740993')
+    const tagOf = (id: string) => BigInt(id) % 3n === 0n ? 'three' : 'other'
+    for (let i = 0; i < ids.length; i += 50) {
+      await Promise.all(ids.slice(i, i + 50).map(async (id) => await postPlant(store, `{"id":${id},"name":"p${id}","tag":"${tagOf(id)}"}`)))
+    }
+    const seen = await allPages(store, '/plants?limit=7')
+    const expected = [...new Set(ids)].map(BigInt).sort((a, b) => (a < b ? -1 : 1)).map(String)
+    // JSON.parse rounds the two big ids: compare the ids as the text carried them.
+    t.same(seen.map((p) => p.name.slice(1)), expected, 'every plant once, ascending')
+
+    const threes = await allPages(store, '/plants?limit=5&tag=three')
+    t.same(threes.map((p) => p.name.slice(1)), expected.filter((id) => tagOf(id) === 'three'), 'the tag filter pages too')
+    t.ok(threes.every((p) => p.tag === 'three'))
+  })
+
+  t.test('a page holds limit plants, the next link only when more remain', async (t) => {
+    const store = await app(t)
+    t.same((await get(store, '/plants')).json(), [], 'an empty store lists nothing')
+    for (let id = 1; id <= 5; id++) await postPlant(store, { id, name: `p${id}` })
+    const first = await get(store, '/plants?limit=2')
+    t.same(first.json().map((p: { id: number }) => p.id), [1, 2])
+    t.equal(first.headers.link, '</plants?limit=2&after=2>; rel="next"')
+    const last = await get(store, '/plants?limit=2&after=4')
+    t.same(last.json().map((p: { id: number }) => p.id), [5])
+    t.notOk('link' in last.headers, 'no next link on the last page')
+    const exact = await get(store, '/plants?limit=5')
+    t.equal(exact.json().length, 5)
+    t.notOk('link' in exact.headers, 'no next link when the page ends exactly at the last plant')
+    t.same((await get(store, '/plants?after=9223372036854775807')).json(), [], 'nothing after the largest id')
+    t.same((await get(store, '/plants?after=-9223372036854775808')).json().length, 5)
   })
 }
