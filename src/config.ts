@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto'
 export type DatabaseConfig =
   | { engine: 'memory' }
   | { engine: 'sqlite', path: string }
+  | { engine: 'postgres', url: string, poolSize: number }
 
 export interface Config {
   host: string
@@ -43,15 +44,16 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     generatedToken,
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1, 2 ** 31 - 1),
-    database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/plants.db')
+    database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/plants.db', integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000))
   }
 }
 
-function parseDatabaseUrl (url: string): DatabaseConfig {
+function parseDatabaseUrl (url: string, poolSize: number): DatabaseConfig {
   if (url === 'memory:') return { engine: 'memory' }
+  if (/^postgres(ql)?:\/\/./.test(url)) return { engine: 'postgres', url, poolSize }
   if (url.startsWith('sqlite:') && url.length > 'sqlite:'.length) return { engine: 'sqlite', path: url.slice('sqlite:'.length) }
   // Only the scheme is echoed: a URL may hold a password.
-  throw new ConfigError(`DATABASE_URL must be sqlite:<path> or memory:; got a URL starting ${JSON.stringify(url.split(':', 1)[0] + ':')}`)
+  throw new ConfigError(`DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got a URL starting ${JSON.stringify(url.split(':', 1)[0] + ':')}`)
 }
 
 function integer (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

@@ -36,6 +36,8 @@ export class MemoryStore implements PlantStore {
     return true
   }
 
+  async ping (): Promise<void> {}
+
   async close (): Promise<void> {}
 
   #firstIndexAbove (id: bigint): number {

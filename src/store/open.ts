@@ -9,5 +9,6 @@ export async function openStore (database: DatabaseConfig, log: FastifyBaseLogge
   switch (database.engine) {
     case 'memory': return new MemoryStore()
     case 'sqlite': return new SqliteStore(database.path, log)
+    case 'postgres': throw new Error('the PostgreSQL store is not built yet')
   }
 }

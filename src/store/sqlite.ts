@@ -49,7 +49,8 @@ export class SqliteStore implements PlantStore {
       get: db.prepare<[bigint], Row>('SELECT id, name, tag FROM plants WHERE id = ?'),
       page: db.prepare<[bigint, number], Row>('SELECT id, name, tag FROM plants WHERE id >= ? ORDER BY id LIMIT ?'),
       pageByTag: db.prepare<[string, bigint, number], Row>('SELECT id, name, tag FROM plants WHERE tag = ? AND id >= ? ORDER BY id LIMIT ?'),
-      delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?')
+      delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
+      ping: db.prepare('SELECT 1')
     }
     const commit = db.transaction((writes: Write[]) => writes.map((write) => write()))
     this.#writes = new GroupCommit((writes) => this.#run(() => commit.immediate(writes)), MAX_BATCH)
@@ -79,6 +80,10 @@ export class SqliteStore implements PlantStore {
 
   async delete (id: bigint): Promise<boolean> {
     return await this.#write(() => this.#statements.delete.run(id).changes === 1)
+  }
+
+  async ping (): Promise<void> {
+    this.#run(() => this.#statements.ping.get())
   }
 
   async close (): Promise<void> {

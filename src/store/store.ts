@@ -27,6 +27,9 @@ export interface PlantStore {
   list: (query: ListQuery) => Promise<PlantRecord[]>
   /** True when a plant was deleted, false when there was none. */
   delete: (id: bigint) => Promise<boolean>
+  /** Resolves when the store answers, rejects (StoreUnavailable) when it does not: readiness. */
+  ping: () => Promise<void>
+  /** Writes what is pending, answers it, then releases the store. */
   close: () => Promise<void>
 }
 
