@@ -1,12 +1,13 @@
 import type { TSchema } from '@sinclair/typebox'
 import { ErrorBody } from './error.js'
+import { Health } from './health.js'
 import { NewPlant, Plant, StoredPlant } from './plant.js'
 
-export { ErrorBody, NewPlant, Plant, StoredPlant }
+export { ErrorBody, Health, NewPlant, Plant, StoredPlant }
 export { PlantIdParams, PlantListQuery } from './plant.js'
 export { Int64, isInt64, toInt64Value, INT64_MAX, INT64_MIN, type Int64Value } from './int64.js'
 export { ref } from './ref.js'
 export { errorResponses, type ErrorStatus } from './responses.js'
 
 /** Every schema with an $id: registered once, referenced by name, a component in the document. */
-export const sharedSchemas: TSchema[] = [Plant, NewPlant, StoredPlant, ErrorBody]
+export const sharedSchemas: TSchema[] = [Plant, NewPlant, StoredPlant, ErrorBody, Health]

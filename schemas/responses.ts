@@ -6,16 +6,32 @@ const meanings = {
   400: 'The request is not valid: malformed or empty JSON, a field or parameter of the wrong type, an id outside int64. The message names the field and the rule.',
   401: 'The bearer token is missing or not accepted. The response carries `WWW-Authenticate: Bearer`.',
   404: 'No such route, or no plant with this id.',
+  408: 'The request did not arrive within the time limits (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS). The connection is closed.',
   409: 'A plant with this id already exists with a different name or tag.',
   413: 'The body is larger than the limit (BODY_LIMIT, 1 MiB by default).',
   415: 'The body is not `application/json`.',
+  431: 'The request headers are larger than the limit (16 KiB). The connection is closed.',
+  429: 'Too many requests: more than RATE_LIMIT_PER_TOKEN a second with this token, or too many failed authentications from this address. Retry after the `Retry-After` seconds.',
   500: 'Unexpected error. The details are in the service log, never in the response.',
-  503: 'The store cannot be used right now (disk full, file locked, database unreachable). Nothing was stored; retry later.'
+  503: 'The service cannot serve the request now: the store is unavailable (disk full, file locked, database unreachable), the service is overloaded (with `Retry-After`), or it is shutting down. Nothing was stored; retry later.'
 } as const
 
 export type ErrorStatus = keyof typeof meanings
 
-/** The `responses` entries for the error statuses a route can answer, each with the Error body. */
-export function errorResponses (...statuses: ErrorStatus[]) {
-  return Object.fromEntries(statuses.map((status) => [status, ref(ErrorBody, { description: meanings[status] })]))
+// Any request can meet these, whatever its route.
+const everyRoute: ErrorStatus[] = [408, 431, 500]
+
+/**
+ * The `responses` entries for the error statuses a route can answer, each with the
+ * Error body; a `[status, meaning]` pair words one status for this route. The statuses
+ * any request can meet (408, 431, 500) are always included.
+ */
+export function errorResponses (...statuses: Array<ErrorStatus | [ErrorStatus, string]>) {
+  const given = statuses.map((entry) => Array.isArray(entry) ? entry[0] : entry)
+  const all = [...statuses, ...everyRoute.filter((status) => !given.includes(status))]
+    .sort((a, b) => (Array.isArray(a) ? a[0] : a) - (Array.isArray(b) ? b[0] : b))
+  return Object.fromEntries(all.map((entry) => {
+    const [status, description] = Array.isArray(entry) ? entry : [entry, meanings[entry]]
+    return [status, ref(ErrorBody, { description })]
+  }))
 }

@@ -1,20 +1,38 @@
+import helmet from '@fastify/helmet'
+import underPressure from '@fastify/under-pressure'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/index.js'
 import auth from './auth.js'
+import closing from './closing.js'
 import type { Config } from './config.js'
 import docs from './docs.js'
-import { errorHandler, notFoundHandler } from './error-handler.js'
+import { clientErrorHandler, errorHandler, notFoundHandler } from './error-handler.js'
+import health from './health.js'
+import { Overloaded } from './http-errors.js'
 import { parseJsonBody } from './json-body.js'
 import { loggerOptions } from './logger.js'
+import metrics, { metricsRoute } from './metrics.js'
 import plants from './plants/plugin.js'
+import { requestIdGenerator } from './request-id.js'
 import { RequestLog } from './request-log.js'
 import { buildValidatorCompiler } from './validation.js'
 
 export async function buildApp (config: Config): Promise<FastifyInstance> {
+  const { limits } = config
   const app = Fastify({
     logger: loggerOptions(config.logLevel),
+    logController: new RequestLog(),
     bodyLimit: config.bodyLimit,
-    logController: new RequestLog()
+    trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
+    genReqId: requestIdGenerator(config.trustProxy),
+    // Slow clients cannot hold a connection: the whole request, its headers, and an
+    // idle keep-alive each have a deadline, checked every second.
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    clientErrorHandler,
+    // Closing is answered by the closing plugin, in the Error shape.
+    return503OnClosing: false
   })
 
   app.setValidatorCompiler(buildValidatorCompiler(sharedSchemas))
@@ -26,10 +44,31 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
 
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id)
+    done()
+  })
 
+  await app.register(closing)
+  // Helmet's defaults suit Swagger UI (its scripts and styles are served from 'self'),
+  // except upgrade-insecure-requests: behind plain HTTP it would send "Try it out" to https.
+  await app.register(helmet, { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })
+  await app.register(metrics)
   await app.register(docs)
+  await app.register(health)
+  if (!config.metricsRequireToken) await app.register(metricsRoute, { requireToken: false })
   await app.register(async function api (scope) {
-    await scope.register(auth, { tokens: config.apiTokens })
+    await scope.register(underPressure, {
+      maxEventLoopDelay: limits.maxEventLoopDelayMs,
+      retryAfter: 10,
+      customError: Overloaded
+    })
+    await scope.register(auth, {
+      tokens: config.apiTokens,
+      ratePerToken: limits.ratePerToken,
+      failuresPerMinute: limits.authFailuresPerMinute
+    })
+    if (config.metricsRequireToken) await scope.register(metricsRoute, { requireToken: true })
     await scope.register(plants, { database: config.database })
   })
   return app

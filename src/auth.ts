@@ -1,48 +1,85 @@
 import bearerAuth from '@fastify/bearer-auth'
-import type { FastifyError, FastifyInstance } from 'fastify'
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { Unauthorized } from './http-errors.js'
+import { TooManyRequests, Unauthorized } from './http-errors.js'
 
 export interface AuthOptions {
   tokens: string[]
+  /** Requests per second one token may make; 0: unlimited. */
+  ratePerToken: number
+  /** Failed authentications per minute one client address may make before it is refused. */
+  failuresPerMinute: number
 }
 
 const REALM = 'Bearer realm="plant-store"'
 
 /**
  * Guards every route registered beside it with a bearer token. @fastify/bearer-auth
- * compares tokens in constant time; its failures are mapped here to messages a client
- * can act on and sent through the one error handler. A plugin with fastify-plugin
- * because its hook must reach the routes of the scope that registers it.
+ * compares tokens in constant time; its failures become messages a client can act on,
+ * sent through the one error handler. @fastify/rate-limit counts failures per client
+ * address, checked before any token is compared, so a guessing client is refused
+ * whatever it sends next; and it caps each token's request rate. A plugin with
+ * fastify-plugin because its hook must reach the routes of the scope that registers it.
  */
-async function auth (app: FastifyInstance, { tokens }: AuthOptions): Promise<void> {
+async function auth (app: FastifyInstance, { tokens, ratePerToken, failuresPerMinute }: AuthOptions): Promise<void> {
   await app.register(bearerAuth, {
     keys: tokens,
     addHook: false,
     // RFC 7235: the scheme name is case-insensitive ("bearer x" is fine).
     specCompliance: 'rfc6749',
-    // One line per request already records the 401; this one would be noise.
+    // The request's own log line already records the 401.
     verifyErrorLogLevel: 'debug'
   })
+  await app.register(rateLimit, { global: false })
+  const failures = app.createRateLimit({ max: failuresPerMinute, timeWindow: 60_000, keyGenerator: (request) => request.ip })
+  const perToken = ratePerToken === 0
+    ? undefined
+    : app.createRateLimit({ max: ratePerToken, timeWindow: 1000, keyGenerator: bearerToken })
   const verify = app.verifyBearerAuth as NonNullable<typeof app.verifyBearerAuth>
-  app.addHook('onRequest', (request, reply, done) => {
-    verify(request, reply, (error?: Error) => {
-      const err = error as FastifyError | undefined
-      if (err === undefined) return done()
-      if (err.code === 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER') {
-        return done(unauthorized('missing bearer token: send the header "Authorization: Bearer <token>"', REALM))
-      }
-      if (err.code === 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER') {
-        return done(unauthorized('the bearer token is not valid', `${REALM}, error="invalid_token"`))
-      }
-      // An exception inside the check: the error handler answers 500 and logs it.
-      done(err)
-    })
+  const verified = async (request: FastifyRequest, reply: FastifyReply) =>
+    await new Promise<FastifyError | undefined>((resolve) => verify(request, reply, (err) => resolve(err as FastifyError | undefined)))
+
+  app.addHook('onRequest', async (request, reply) => {
+    const guessing = await failures(request, { increment: false })
+    if (!guessing.isAllowed && guessing.remaining === 0) {
+      throw tooMany('too many failed authentications from this address', guessing.ttlInSeconds)
+    }
+    const err = await verified(request, reply)
+    if (err !== undefined) {
+      await failures(request)
+      throw refusal(err)
+    }
+    if (perToken === undefined) return
+    const rate = await perToken(request)
+    if (!rate.isAllowed && rate.isExceeded) {
+      throw tooMany(`more than ${ratePerToken} requests a second with this token`, rate.ttlInSeconds)
+    }
   })
 }
 
-function unauthorized (message: string, challenge: string): Error {
-  return Object.assign(new Unauthorized(message), { headers: { 'www-authenticate': challenge } })
+function refusal (err: FastifyError): Error {
+  switch (err.code) {
+    case 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER':
+      return withHeaders(new Unauthorized('missing bearer token: send the header "Authorization: Bearer <token>"'), { 'www-authenticate': REALM })
+    case 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER':
+      return withHeaders(new Unauthorized('the bearer token is not valid'), { 'www-authenticate': `${REALM}, error="invalid_token"` })
+    default:
+      return err // an exception inside the check: the error handler answers 500 and logs it
+  }
+}
+
+function tooMany (message: string, retryAfterSeconds: number): Error {
+  return withHeaders(new TooManyRequests(message), { 'retry-after': String(Math.max(1, retryAfterSeconds)) })
+}
+
+function withHeaders (error: Error, headers: Record<string, string>): Error {
+  return Object.assign(error, { headers })
+}
+
+function bearerToken (request: FastifyRequest): string {
+  // Only called once the header has been verified as "Bearer <token>".
+  return (request.headers.authorization ?? '').slice('bearer '.length).trim()
 }
 
 export default fp(auth, { name: 'auth' })

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import proxyAddr from '@fastify/proxy-addr'
 
 /** Where plants are kept, parsed from DATABASE_URL. */
 export type DatabaseConfig =
@@ -16,6 +17,24 @@ export interface Config {
   logLevel: string
   bodyLimit: number
   database: DatabaseConfig
+  limits: Limits
+  /** Addresses or CIDR ranges of proxies whose X-Forwarded-* and X-Request-Id headers are believed. */
+  trustProxy: string[]
+  /** How long a shutdown may take before the process exits non-zero anyway. */
+  shutdownGraceMs: number
+  metricsRequireToken: boolean
+}
+
+export interface Limits {
+  /** Requests per second one token may make; 0 turns the limit off. */
+  ratePerToken: number
+  /** Failed authentications one client address may make per minute before it is refused with 429. */
+  authFailuresPerMinute: number
+  requestTimeoutMs: number
+  headersTimeoutMs: number
+  keepAliveTimeoutMs: number
+  /** Event-loop delay above which requests are refused with 503; 0 turns the check off. */
+  maxEventLoopDelayMs: number
 }
 
 export class ConfigError extends Error {}
@@ -37,15 +56,48 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(logLevel)}`)
   }
-  return {
+  const config: Config = {
     host: env.HOST ?? '127.0.0.1',
     port: integer(env, 'PORT', 3000, 0, 65535),
     apiTokens: generatedToken === undefined ? tokens : [generatedToken],
     generatedToken,
     logLevel,
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1, 2 ** 31 - 1),
-    database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/plants.db', integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000))
+    database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/plants.db', integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000)),
+    limits: {
+      ratePerToken: integer(env, 'RATE_LIMIT_PER_TOKEN', 20_000, 0, 1e9),
+      authFailuresPerMinute: integer(env, 'AUTH_FAILURE_LIMIT', 10, 1, 1e9),
+      requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000),
+      headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 1, 3_600_000),
+      keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 3_600_000),
+      maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 3_600_000)
+    },
+    trustProxy: proxies(env.TRUST_PROXY),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 1, 3_600_000),
+    metricsRequireToken: boolean(env, 'METRICS_REQUIRE_TOKEN', false)
   }
+  if (config.limits.headersTimeoutMs > config.limits.requestTimeoutMs) {
+    throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS')
+  }
+  return config
+}
+
+function proxies (raw = ''): string[] {
+  const list = raw.split(',').map((a) => a.trim()).filter((a) => a !== '')
+  try {
+    proxyAddr.compile(list)
+  } catch (err) {
+    throw new ConfigError(`TRUST_PROXY must list IP addresses, CIDR ranges, loopback, linklocal or uniquelocal: ${(err as Error).message}`)
+  }
+  return list
+}
+
+function boolean (env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (raw === 'true' || raw === '1') return true
+  if (raw === 'false' || raw === '0') return false
+  throw new ConfigError(`${name} must be true or false; got ${JSON.stringify(raw)}`)
 }
 
 function parseDatabaseUrl (url: string, poolSize: number): DatabaseConfig {

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorBody } from '../schemas/index.js'
 import { RouteNotFound } from './http-errors.js'
@@ -25,15 +27,35 @@ export function errorHandler (error: ServiceError, request: FastifyRequest, repl
   // the request's line; a failing store logs its outage once itself.
   if (status === 500) request.log.error({ err: error }, 'request failed')
   if (error.headers !== undefined) reply.headers(error.headers)
-  const body: ErrorBody = {
-    error: status,
-    message: status === 500
-      ? 'internal server error; the cause is in the service log'
-      : clearer[error.code]?.(request) ?? error.message
-  }
-  return reply.code(status).send(body)
+  const message = status === 500
+    ? 'internal server error; the cause is in the service log'
+    : clearer[error.code]?.(request) ?? error.message
+  return reply.code(status).send(errorBody(status, message))
+}
+
+function errorBody (status: number, message: string): ErrorBody {
+  return { error: status, message }
 }
 
 export function notFoundHandler (request: FastifyRequest): never {
   throw new RouteNotFound(request.method, request.url.split('?', 1)[0].slice(0, 200))
+}
+
+/**
+ * Requests Node rejects before Fastify sees them (headers too slow, too large, or not
+ * HTTP) get the Error shape too, written straight to the socket, which is then closed.
+ */
+export function clientErrorHandler (err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, message] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? [408, 'the request did not arrive within the time limit']
+    : err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'the request headers are larger than the limit']
+      : [400, 'the request is not valid HTTP']
+  if (socket.writable) {
+    const body = JSON.stringify(errorBody(status, message))
+    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+  }
+  socket.destroy()
 }

@@ -22,3 +22,15 @@ export const StoreUnavailable = createError(
   'the plant store is unavailable right now; retry later',
   503
 )
+
+export const TooManyRequests = createError('PLANT_STORE_TOO_MANY_REQUESTS', '%s', 429)
+
+export const Overloaded = createError(
+  'PLANT_STORE_OVERLOADED',
+  'the service is overloaded right now; retry after the delay in Retry-After',
+  503
+)
+
+export const ShuttingDown = createError('PLANT_STORE_SHUTTING_DOWN', 'the service is shutting down; retry on another instance', 503)
+
+export const NotReady = createError('PLANT_STORE_NOT_READY', 'not ready: %s', 503)

@@ -1,3 +1,4 @@
+import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
 
@@ -14,6 +15,18 @@ try {
 }
 
 const app = await buildApp(config).catch(cannotStart)
+
+// SIGTERM / SIGINT: stop accepting, let in-flight requests finish (new ones get 503),
+// commit and answer pending writes, close the store, exit 0; past the grace delay, exit 1.
+closeWithGrace({
+  delay: config.shutdownGraceMs,
+  logger: { error: (message: unknown) => app.log.error(message) }
+}, async ({ signal, err }) => {
+  if (err !== undefined) app.log.error({ err }, 'fatal error, shutting down')
+  else app.log.info({ signal }, 'shutting down')
+  await app.close()
+})
+
 await app.listen({ host: config.host, port: config.port }).catch(async (err) => {
   await app.close()
   cannotStart(err)

@@ -23,7 +23,7 @@ t.test('the document states the contract: 3.1, version 1.0.0, MIT, bearer auth, 
   t.equal(doc.openapi, '3.1.0')
   t.equal(doc.info.version, '1.0.0')
   t.equal(doc.info.license.name, 'MIT')
-  t.same(Object.keys(doc.components.schemas).sort(), ['Error', 'NewPlant', 'Plant', 'StoredPlant'])
+  t.same(Object.keys(doc.components.schemas).sort(), ['Error', 'Health', 'NewPlant', 'Plant', 'StoredPlant'])
   t.same(doc.components.schemas.StoredPlant.properties, doc.components.schemas.NewPlant.properties, 'StoredPlant is Plant plus the id')
   t.same(doc.components.schemas.NewPlant.properties.id, {
     description: doc.components.schemas.NewPlant.properties.id.description, type: 'integer', format: 'int64'
@@ -40,7 +40,7 @@ t.test('the document states the contract: 3.1, version 1.0.0, MIT, bearer auth, 
     if (status === '200') continue
     t.same(response.content['application/json'].schema, { $ref: '#/components/schemas/Error' }, `${status} has the Error body`)
   }
-  for (const status of ['400', '401', '409', '413', '415', '500', '503']) t.ok(create.responses[status], `${status} declared`)
+  for (const status of ['400', '401', '408', '409', '413', '415', '429', '431', '500', '503']) t.ok(create.responses[status], `${status} declared`)
 
   const list = doc.paths['/plants'].get
   t.match(list.responses['200'].content['application/json'].schema, { type: 'array', items: { $ref: '#/components/schemas/StoredPlant' } })
@@ -50,7 +50,7 @@ t.test('the document states the contract: 3.1, version 1.0.0, MIT, bearer auth, 
   t.same(byId.get.parameters[0].schema, { type: 'integer', format: 'int64' })
   t.notOk(byId.delete.responses['204'].content, '204 has no body')
   for (const op of [list, byId.get, byId.delete]) {
-    for (const status of ['400', '401', '500', '503']) t.ok(op.responses[status], `${op.operationId} declares ${status}`)
+    for (const status of ['400', '401', '408', '429', '431', '500', '503']) t.ok(op.responses[status], `${op.operationId} declares ${status}`)
   }
   for (const op of [byId.get, byId.delete]) t.ok(op.responses['404'], `${op.operationId} declares 404`)
 })

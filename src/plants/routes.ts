@@ -25,7 +25,7 @@ export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRou
       body: ref(NewPlant),
       response: {
         200: ref(Plant, { description: 'The plant as stored: its name and tag, never its id' }),
-        ...errorResponses(400, 401, 409, 413, 415, 500, 503)
+        ...errorResponses(400, 401, 409, 413, 415, 429, 503)
       }
     }
   }, async (request) => {
@@ -51,7 +51,7 @@ export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRou
             })
           }
         }),
-        ...errorResponses(400, 401, 500, 503)
+        ...errorResponses(400, 401, 429, 503)
       }
     }
   }, async (request, reply) => {
@@ -73,7 +73,7 @@ export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRou
       params: PlantIdParams,
       response: {
         200: ref(StoredPlant, { description: 'The plant' }),
-        ...errorResponses(400, 401, 404, 500, 503)
+        ...errorResponses(400, 401, 404, 429, 503)
       }
     }
   }, async (request) => {
@@ -91,7 +91,7 @@ export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRou
       params: PlantIdParams,
       response: {
         204: Type.Null({ description: 'Deleted' }),
-        ...errorResponses(400, 401, 404, 500, 503)
+        ...errorResponses(400, 401, 404, 429, 503)
       }
     }
   }, async (request, reply) => {

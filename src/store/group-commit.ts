@@ -10,13 +10,15 @@
 export class GroupCommit<Item, Result> {
   readonly #write: (items: Item[]) => Result[] | Promise<Result[]>
   readonly #maxBatch: number
+  readonly #onBatch: (size: number) => void
   #queue: Array<{ item: Item, resolve: (result: Result) => void, reject: (error: unknown) => void }> = []
   #scheduled = false
   #flushing: Promise<void> | undefined
 
-  constructor (write: (items: Item[]) => Result[] | Promise<Result[]>, maxBatch: number) {
+  constructor (write: (items: Item[]) => Result[] | Promise<Result[]>, maxBatch: number, onBatch: (size: number) => void = () => {}) {
     this.#write = write
     this.#maxBatch = maxBatch
+    this.#onBatch = onBatch
   }
 
   /** Resolves with the item's own result once its batch is committed, or rejects with the batch's error. */
@@ -46,6 +48,7 @@ export class GroupCommit<Item, Result> {
   async #flush (): Promise<void> {
     if (this.#flushing !== undefined || this.#queue.length === 0) return
     const batch = this.#queue.splice(0, this.#maxBatch)
+    this.#onBatch(batch.length)
     this.#flushing = (async () => {
       try {
         const results = await this.#write(batch.map((entry) => entry.item))

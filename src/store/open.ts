@@ -1,14 +1,13 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { DatabaseConfig } from '../config.js'
 import { MemoryStore } from './memory.js'
 import { SqliteStore } from './sqlite.js'
-import type { PlantStore } from './store.js'
+import type { PlantStore, StoreContext } from './store.js'
 
 /** Opens the store the configuration names; the routes never learn which engine it is. */
-export async function openStore (database: DatabaseConfig, log: FastifyBaseLogger): Promise<PlantStore> {
+export async function openStore (database: DatabaseConfig, context: StoreContext): Promise<PlantStore> {
   switch (database.engine) {
     case 'memory': return new MemoryStore()
-    case 'sqlite': return new SqliteStore(database.path, log)
+    case 'sqlite': return new SqliteStore(database.path, context)
     case 'postgres': throw new Error('the PostgreSQL store is not built yet')
   }
 }

@@ -1,12 +1,11 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import type { FastifyBaseLogger } from 'fastify'
 import { INT64_MAX, INT64_MIN } from '../../schemas/index.js'
 import { StoreUnavailable } from '../http-errors.js'
 import { GroupCommit } from './group-commit.js'
 import { migrate } from './sqlite-schema.js'
-import { samePlant, type CreateResult, type ListQuery, type PlantRecord, type PlantStore } from './store.js'
+import { samePlant, type CreateResult, type ListQuery, type PlantRecord, type PlantStore, type StoreContext } from './store.js'
 
 // SQLite answers these when the file, the disk or a lock is the problem, not the
 // request: the client should retry later (503), and the service recovers by itself.
@@ -25,12 +24,12 @@ type Write = () => unknown
  */
 export class SqliteStore implements PlantStore {
   readonly #db: Database.Database
-  readonly #log: FastifyBaseLogger
+  readonly #log: StoreContext['log']
   readonly #statements
   readonly #writes: GroupCommit<Write, unknown>
   #failing = false
 
-  constructor (path: string, log: FastifyBaseLogger) {
+  constructor (path: string, { log, onBatch }: StoreContext) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     this.#db = new Database(path, { timeout: BUSY_TIMEOUT_MS })
     this.#log = log
@@ -53,7 +52,7 @@ export class SqliteStore implements PlantStore {
       ping: db.prepare('SELECT 1')
     }
     const commit = db.transaction((writes: Write[]) => writes.map((write) => write()))
-    this.#writes = new GroupCommit((writes) => this.#run(() => commit.immediate(writes)), MAX_BATCH)
+    this.#writes = new GroupCommit((writes) => this.#run(() => commit.immediate(writes)), MAX_BATCH, onBatch)
   }
 
   async create (plant: PlantRecord): Promise<CreateResult> {

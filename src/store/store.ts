@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify'
 import type { NewPlant } from '../../schemas/index.js'
 
 /** A plant as the store keeps it: the id always a bigint, whatever the JSON carried. */
@@ -35,4 +36,11 @@ export interface PlantStore {
 
 export function samePlant (a: PlantRecord, b: PlantRecord): boolean {
   return a.name === b.name && a.tag === b.tag
+}
+
+/** What an engine is given besides its configuration. */
+export interface StoreContext {
+  log: FastifyBaseLogger
+  /** Told the size of every group-commit batch. */
+  onBatch: (size: number) => void
 }

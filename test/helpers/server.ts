@@ -28,8 +28,12 @@ export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}): Promis
   })
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    if (child.exitCode !== null || child.signalCode !== null) return
+    // A graceful stop lets the child write its coverage; a stuck one is killed.
+    child.kill('SIGTERM')
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000)
     await exited
+    clearTimeout(timer)
   })
   const stdout: string[] = []
   const stderr: string[] = []

@@ -1,0 +1,25 @@
+import type { Metrics } from '../metrics.js'
+import type { PlantStore } from '../store/store.js'
+
+/** The store with each operation's latency and outcome recorded; the engines stay unaware. */
+export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
+  async function timed<T> (operation: string, work: Promise<T>, outcome: (result: T) => string): Promise<T> {
+    const stop = metrics.storeOperations.startTimer({ operation })
+    try {
+      const result = await work
+      stop({ outcome: outcome(result) })
+      return result
+    } catch (err) {
+      stop({ outcome: 'error' })
+      throw err
+    }
+  }
+  return {
+    create: async (plant) => await timed('create', store.create(plant), (result) => result.outcome),
+    get: async (id) => await timed('get', store.get(id), (plant) => plant === undefined ? 'absent' : 'found'),
+    list: async (query) => await timed('list', store.list(query), () => 'ok'),
+    delete: async (id) => await timed('delete', store.delete(id), (deleted) => deleted ? 'deleted' : 'absent'),
+    ping: async () => await store.ping(),
+    close: async () => await store.close()
+  }
+}

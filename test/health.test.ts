@@ -1,0 +1,37 @@
+import t from 'tap'
+import { assertError, testApp } from './helpers/app.js'
+
+t.test('GET /health answers without a token and without touching the store', async (t) => {
+  const app = await testApp(t)
+  const res = await app.inject({ url: '/health' })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { status: 'ok' })
+})
+
+t.test('GET /health/ready answers ready when the store answers, without a token', async (t) => {
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` })
+  const res = await app.inject({ url: '/health/ready' })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { status: 'ready' })
+})
+
+t.test('GET /health/ready answers 503 when a check fails or is too slow', async (t) => {
+  const failing = await testApp(t)
+  failing.addReadinessCheck('disk', async () => { throw new Error('no space left') })
+  t.match(assertError(t, await failing.inject({ url: '/health/ready' }), 503), 'not ready: disk: no space left')
+
+  const slow = await testApp(t)
+  slow.addReadinessCheck('network', async () => await new Promise((resolve) => setTimeout(resolve, 3000)))
+  const started = Date.now()
+  t.match(assertError(t, await slow.inject({ url: '/health/ready' }), 503), /network: no answer within 1000 ms/)
+  t.ok(Date.now() - started < 2500, 'answered after the timeout, not after the check')
+})
+
+t.test('both health routes are in the document, without security', async (t) => {
+  const app = await testApp(t)
+  const doc = (await app.inject({ url: '/docs/json' })).json()
+  for (const path of ['/health', '/health/ready']) {
+    t.same(doc.paths[path].get.security, [], `${path} needs no token`)
+    t.ok(doc.paths[path].get.responses['503'], `${path} declares 503`)
+  }
+})

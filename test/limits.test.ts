@@ -1,0 +1,128 @@
+import { connect } from 'node:net'
+import t from 'tap'
+import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
+import { startServer } from './helpers/server.js'
+
+t.test('failed authentications are limited per client address, before any token is compared', async (t) => {
+  const app = await testApp(t, { AUTH_FAILURE_LIMIT: '3' })
+  const from = (remoteAddress: string, authorization: string) =>
+    app.inject({ url: '/plants', remoteAddress, headers: { authorization } })
+  for (let i = 0; i < 3; i++) assertError(t, await from('192.0.2.1', `Bearer guess-${i}`), 401)
+  const refused = await from('192.0.2.1', 'Bearer guess-4')
+  t.match(assertError(t, refused, 429), /too many failed authentications/)
+  t.ok(Number(refused.headers['retry-after']) > 0, 'with Retry-After')
+  assertError(t, await from('192.0.2.1', `Bearer ${TOKEN}`), 429, 'even the right token: a guesser learns nothing')
+  t.equal((await from('192.0.2.2', `Bearer ${TOKEN}`)).statusCode, 200, 'another address is not affected')
+  t.equal((await from('192.0.2.2', `Bearer ${TOKEN}`)).statusCode, 200, 'nor are successes counted')
+})
+
+t.test('authenticated traffic is limited per token; 0 turns the limit off', async (t) => {
+  const app = await testApp(t, { RATE_LIMIT_PER_TOKEN: '5', API_TOKENS: `${TOKEN},other-token` })
+  const codes = []
+  for (let i = 0; i < 6; i++) codes.push((await app.inject({ url: '/plants', headers: AUTH })).statusCode)
+  t.same(codes, [200, 200, 200, 200, 200, 429])
+  const limited = await app.inject({ url: '/plants', headers: AUTH })
+  t.match(assertError(t, limited, 429), /more than 5 requests a second with this token/)
+  t.ok(Number(limited.headers['retry-after']) >= 1)
+  t.equal((await app.inject({ url: '/plants', headers: { authorization: 'Bearer other-token' } })).statusCode, 200, 'another token has its own budget')
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200, 'the next second has a fresh budget')
+
+  const unlimited = await testApp(t, { RATE_LIMIT_PER_TOKEN: '0' })
+  const all = await Promise.all(Array.from({ length: 200 }, async () => (await unlimited.inject({ url: '/plants', headers: AUTH })).statusCode))
+  t.same(all, Array(200).fill(200))
+})
+
+t.test('the default per-token limit does not throttle a busy client', async (t) => {
+  const app = await testApp(t)
+  const codes = await Promise.all(Array.from({ length: 2000 }, async (_, i) => (await postPlant(app, { id: i, name: 'p' })).statusCode))
+  t.same(codes.filter((c) => c !== 200), [])
+})
+
+t.test('X-Forwarded-For is believed only from a trusted proxy', async (t) => {
+  const app = await testApp(t, { AUTH_FAILURE_LIMIT: '1', TRUST_PROXY: '10.0.0.0/8' })
+  const guess = (remoteAddress: string, forwardedFor: string) =>
+    app.inject({ url: '/plants', remoteAddress, headers: { authorization: 'Bearer wrong', 'x-forwarded-for': forwardedFor } })
+  assertError(t, await guess('10.0.0.5', '203.0.113.1'), 401)
+  assertError(t, await guess('10.0.0.5', '203.0.113.1'), 429, 'the client behind the proxy is limited')
+  assertError(t, await guess('10.0.0.5', '203.0.113.2'), 401, 'another client behind the same proxy is not')
+  assertError(t, await guess('198.51.100.7', '203.0.113.3'), 401)
+  assertError(t, await guess('198.51.100.7', '203.0.113.4'), 429, 'an untrusted sender cannot dodge the limit by forging the header')
+})
+
+t.test('every response carries a request id; one from a client is used only behind a trusted proxy', async (t) => {
+  const app = await testApp(t, { TRUST_PROXY: '10.0.0.1' })
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+  const plain = await app.inject({ url: '/health' })
+  t.match(plain.headers['x-request-id'], uuid)
+  const error = await app.inject({ url: '/nope' })
+  t.match(error.headers['x-request-id'], uuid, 'errors too')
+  t.not(error.headers['x-request-id'], plain.headers['x-request-id'])
+  const proxied = await app.inject({ url: '/health', remoteAddress: '10.0.0.1', headers: { 'x-request-id': 'edge-42' } })
+  t.equal(proxied.headers['x-request-id'], 'edge-42')
+  const forged = await app.inject({ url: '/health', remoteAddress: '192.0.2.9', headers: { 'x-request-id': 'edge-42' } })
+  t.match(forged.headers['x-request-id'], uuid, 'a client cannot choose its id')
+})
+
+t.test('security headers are set on API responses and docs', async (t) => {
+  const app = await testApp(t)
+  for (const url of ['/plants', '/docs/static/index.html', '/health']) {
+    const res = await app.inject({ url, headers: AUTH })
+    t.equal(res.headers['x-content-type-options'], 'nosniff', url)
+    t.match(res.headers['content-security-policy'], /default-src 'self'/, url)
+    t.notMatch(res.headers['content-security-policy'], /upgrade-insecure-requests/, url)
+  }
+})
+
+t.test('an event loop saturated past MAX_EVENT_LOOP_DELAY_MS answers 503 with Retry-After', async (t) => {
+  const app = await testApp(t, { MAX_EVENT_LOOP_DELAY_MS: '200' })
+  await app.ready()
+  const until = Date.now() + 1500
+  while (Date.now() < until) { /* block the event loop as a CPU-bound burst would */ }
+  await new Promise((resolve) => setTimeout(resolve, 50)) // let the pressure sample run
+  const res = await app.inject({ url: '/plants', headers: AUTH })
+  t.match(assertError(t, res, 503), /overloaded/)
+  t.equal(res.headers['retry-after'], '10')
+  t.equal((await app.inject({ url: '/health' })).statusCode, 200, 'health still answers')
+})
+
+t.test('slow clients cannot hold a connection: headers and bodies have deadlines', async (t) => {
+  const server = await startServer(t, { API_TOKENS: TOKEN, HEADERS_TIMEOUT_MS: '500', REQUEST_TIMEOUT_MS: '1000' })
+  const { port } = new URL(server.url)
+  const slowly = async (chunks: string[]) => await new Promise<{ answer: string, ms: number }>((resolve) => {
+    const started = Date.now()
+    const socket = connect(Number(port), '127.0.0.1')
+    let answer = ''
+    socket.on('data', (data) => { answer += data })
+    socket.on('close', () => resolve({ answer, ms: Date.now() - started }))
+    socket.on('error', () => {})
+    chunks.forEach((chunk, i) => setTimeout(() => { if (!socket.destroyed) socket.write(chunk) }, i * 300))
+  })
+  const trickledHeaders = await slowly(['POST /plants HTTP/1.1\r\n', 'Host: x\r\n', 'X-A: 1\r\n', 'X-B: 1\r\n', 'X-C: 1\r\n', 'X-D: 1\r\n', 'X-E: 1\r\n', 'X-F: 1\r\n', 'X-G: 1\r\n', 'X-H: 1\r\n'])
+  t.match(trickledHeaders.answer, /^HTTP\/1.1 408 Request Timeout/)
+  t.match(trickledHeaders.answer, /\{"error":408,"message":"the request did not arrive within the time limit"\}$/)
+  t.ok(trickledHeaders.ms < 2900, `closed after ${trickledHeaders.ms} ms, before the client finished`)
+
+  const head = `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`
+  const trickledBody = await slowly([head, '{"id":', '1,', '"name":', '"x', 'y', 'z', 'z', 'z', 'z', 'z', 'z'])
+  t.match(trickledBody.answer, /408/)
+  t.ok(trickledBody.ms < 3300, `closed after ${trickledBody.ms} ms`)
+})
+
+t.test('headers over the limit and garbage get the Error shape too', async (t) => {
+  const server = await startServer(t, { API_TOKENS: TOKEN })
+  const { port } = new URL(server.url)
+  const send = async (request: string) => await new Promise<string>((resolve) => {
+    const socket = connect(Number(port), '127.0.0.1', () => socket.write(request))
+    let answer = ''
+    socket.on('data', (data) => { answer += data })
+    socket.on('close', () => resolve(answer))
+    socket.on('error', () => {})
+  })
+  const huge = await send(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+  t.match(huge, /^HTTP\/1.1 431/)
+  t.match(huge, /\{"error":431,"message":"the request headers are larger than the limit"\}$/)
+  const garbage = await send('NOT HTTP AT ALL\r\n\r\n')
+  t.match(garbage, /^HTTP\/1.1 400/)
+  t.match(garbage, /\{"error":400,"message":"the request is not valid HTTP"\}$/)
+})

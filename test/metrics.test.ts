@@ -1,0 +1,34 @@
+import t from 'tap'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
+
+t.test('GET /metrics reports requests, store operations, batch sizes and the process, in Prometheus text', async (t) => {
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` })
+  await Promise.all([1, 2, 3].map(async (id) => await postPlant(app, { id, name: 'p' })))
+  await postPlant(app, { id: 1, name: 'other' })
+  await app.inject({ url: '/plants/2', headers: AUTH })
+  const res = await app.inject({ url: '/metrics' })
+  t.equal(res.statusCode, 200, 'public by default')
+  t.match(res.headers['content-type'], /^text\/plain; version=0\.0\.4/)
+  const text = res.body
+  t.match(text, /http_request_duration_seconds_count\{method="POST",route="\/plants",status="200"\} 3\n/)
+  t.match(text, /http_request_duration_seconds_count\{method="POST",route="\/plants",status="409"\} 1\n/)
+  t.match(text, /http_request_duration_seconds_count\{method="GET",route="\/plants\/:id",status="200"\} 1\n/)
+  t.match(text, /plant_store_operation_duration_seconds_count\{operation="create",outcome="created"\} 3\n/)
+  t.match(text, /plant_store_operation_duration_seconds_count\{operation="create",outcome="conflict"\} 1\n/)
+  t.match(text, /plant_store_operation_duration_seconds_count\{operation="get",outcome="found"\} 1\n/)
+  const batches = Number(/plant_store_commit_batch_size_count (\d+)/.exec(text)?.[1])
+  const batched = Number(/plant_store_commit_batch_size_sum (\d+)/.exec(text)?.[1])
+  t.equal(batched, 4, 'four writes were committed')
+  t.ok(batches >= 1 && batches < 4, `in ${batches} batches: the three concurrent creates shared a commit`)
+  t.match(text, /process_resident_memory_bytes \d+/)
+  t.match(text, /nodejs_eventloop_lag_seconds/)
+})
+
+t.test('METRICS_REQUIRE_TOKEN puts /metrics behind the bearer token', async (t) => {
+  const app = await testApp(t, { METRICS_REQUIRE_TOKEN: 'true' })
+  assertError(t, await app.inject({ url: '/metrics' }), 401)
+  t.equal((await app.inject({ url: '/metrics', headers: AUTH })).statusCode, 200)
+  const doc = (await app.inject({ url: '/docs/json' })).json()
+  t.notOk('security' in doc.paths['/metrics'].get, 'the document applies the global bearer security')
+  t.ok(doc.paths['/metrics'].get.responses['401'])
+})
