@@ -11,7 +11,7 @@ const meanings = {
   413: 'The body is larger than the limit (BODY_LIMIT, 1 MiB by default).',
   415: 'The body is not `application/json`.',
   431: 'The request headers are larger than the limit (16 KiB). The connection is closed.',
-  429: 'Too many requests: more than RATE_LIMIT_PER_TOKEN a second with this token, or too many failed authentications from this address. Retry after the `Retry-After` seconds.',
+  429: 'Too many requests: more than RATE_LIMIT_PER_TOKEN a second with this token, or too many rejected tokens from this address. Retry after the `Retry-After` seconds.',
   500: 'Unexpected error. The details are in the service log, never in the response.',
   503: 'The service cannot serve the request now: the store is unavailable (disk full, file locked, database unreachable), the service is overloaded (with `Retry-After`), or it is shutting down. Nothing was stored; retry later.'
 } as const

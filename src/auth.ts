@@ -8,7 +8,7 @@ export interface AuthOptions {
   tokens: string[]
   /** Requests per second one token may make; 0: unlimited. */
   ratePerToken: number
-  /** Failed authentications per minute one client address may make before it is refused. */
+  /** Rejected tokens per minute one client address may send before it is refused. */
   failuresPerMinute: number
 }
 
@@ -17,9 +17,9 @@ const REALM = 'Bearer realm="plant-store"'
 /**
  * Guards every route registered beside it with a bearer token. @fastify/bearer-auth
  * compares tokens in constant time; its failures become messages a client can act on,
- * sent through the one error handler. @fastify/rate-limit counts failures per client
- * address, checked before any token is compared, so a guessing client is refused
- * whatever it sends next; and it caps each token's request rate. A plugin with
+ * sent through the one error handler. @fastify/rate-limit counts rejected tokens per
+ * client address, checked before any token is compared, so a guessing client is
+ * refused whatever it sends next; and it caps each token's request rate. A plugin with
  * fastify-plugin because its hook must reach the routes of the scope that registers it.
  */
 async function auth (app: FastifyInstance, { tokens, ratePerToken, failuresPerMinute }: AuthOptions): Promise<void> {
@@ -43,11 +43,12 @@ async function auth (app: FastifyInstance, { tokens, ratePerToken, failuresPerMi
   app.addHook('onRequest', async (request, reply) => {
     const guessing = await failures(request, { increment: false })
     if (!guessing.isAllowed && guessing.remaining === 0) {
-      throw tooMany('too many failed authentications from this address', guessing.ttlInSeconds)
+      throw tooMany('too many rejected tokens from this address', guessing.ttlInSeconds)
     }
     const err = await verified(request, reply)
     if (err !== undefined) {
-      await failures(request)
+      // A request without credentials guesses nothing; one with a wrong token does.
+      if (err.code === 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER') await failures(request)
       throw refusal(err)
     }
     if (perToken === undefined) return

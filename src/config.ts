@@ -28,7 +28,7 @@ export interface Config {
 export interface Limits {
   /** Requests per second one token may make; 0 turns the limit off. */
   ratePerToken: number
-  /** Failed authentications one client address may make per minute before it is refused with 429. */
+  /** Rejected tokens one client address may send per minute before it is refused with 429. */
   authFailuresPerMinute: number
   requestTimeoutMs: number
   headersTimeoutMs: number
@@ -65,8 +65,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1, 2 ** 31 - 1),
     database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/plants.db', integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000)),
     limits: {
-      ratePerToken: integer(env, 'RATE_LIMIT_PER_TOKEN', 20_000, 0, 1e9),
-      authFailuresPerMinute: integer(env, 'AUTH_FAILURE_LIMIT', 10, 1, 1e9),
+      ratePerToken: integer(env, 'RATE_LIMIT_PER_TOKEN', 50_000, 0, 1e9),
+      authFailuresPerMinute: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 1e9),
       requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000),
       headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 1, 3_600_000),
       keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 3_600_000),
