@@ -1,5 +1,6 @@
 import type { DatabaseConfig } from '../config.js'
 import { MemoryStore } from './memory.js'
+import { PostgresStore } from './postgres.js'
 import { SqliteStore } from './sqlite.js'
 import type { PlantStore, StoreContext } from './store.js'
 
@@ -8,6 +9,6 @@ export async function openStore (database: DatabaseConfig, context: StoreContext
   switch (database.engine) {
     case 'memory': return new MemoryStore()
     case 'sqlite': return new SqliteStore(database.path, context)
-    case 'postgres': throw new Error('the PostgreSQL store is not built yet')
+    case 'postgres': return await PostgresStore.open(database.url, database.poolSize, context)
   }
 }

@@ -1,0 +1,58 @@
+import type pg from 'pg'
+
+// Each entry moves the schema one version up; every version reached is recorded in
+// plant_store_migrations, in the same transaction as the change. Append, never edit.
+const migrations: string[] = [
+  // 1: the plants. Names and tags are their UTF-8 bytes: a JSON string may hold U+0000,
+  // which PostgreSQL's text cannot, and bytea keeps every string exactly.
+  `CREATE TABLE plants (
+     id   bigint PRIMARY KEY,
+     name bytea NOT NULL,
+     tag  bytea
+   )`,
+  // 2: listing by tag pages through an index range, as listing by id does through the key.
+  'CREATE INDEX plants_by_tag ON plants (tag, id)'
+]
+
+export const SCHEMA_VERSION = migrations.length
+
+// Any fixed number, the same in every instance: instances starting together take turns.
+const MIGRATION_LOCK = '7140531842950291127'
+
+/**
+ * Brings the database up to SCHEMA_VERSION in one transaction, under an advisory lock
+ * so that instances starting at once migrate one after another; refuses a database
+ * newer than this code.
+ */
+export async function migrate (pool: pg.Pool): Promise<void> {
+  const client = await pool.connect()
+  // A connection lost mid-migration also fails the query in flight, which reports it;
+  // unheard, the client's 'error' event would end the process.
+  const ignore = (): void => {}
+  client.on('error', ignore)
+  try {
+    await client.query('BEGIN')
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
+    await client.query(`CREATE TABLE IF NOT EXISTS plant_store_migrations (
+      version    integer PRIMARY KEY,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`)
+    const { rows } = await client.query<{ version: number }>('SELECT coalesce(max(version), 0) AS version FROM plant_store_migrations')
+    const current = rows[0].version
+    if (current > SCHEMA_VERSION) {
+      throw new Error(`the database is at schema version ${current}, newer than this service's ${SCHEMA_VERSION}`)
+    }
+    for (let version = current + 1; version <= SCHEMA_VERSION; version++) {
+      await client.query(migrations[version - 1])
+      await client.query('INSERT INTO plant_store_migrations (version) VALUES ($1)', [version])
+    }
+    await client.query('COMMIT')
+    client.release()
+  } catch (err) {
+    // Dropping the connection rolls the transaction back and frees the lock.
+    client.release(err as Error)
+    throw err
+  } finally {
+    client.off('error', ignore)
+  }
+}

@@ -1,0 +1,9 @@
+import t from 'tap'
+import { postgresUnavailable, startPostgres } from './helpers/postgres.js'
+import { storeSuite } from './helpers/store-suite.js'
+
+t.test('the store suite on PostgreSQL', { skip: postgresUnavailable() }, async (t) => {
+  const server = await startPostgres(t)
+  let databases = 0
+  storeSuite(t, async () => await server.createDatabase(`suite_${++databases}`))
+})
