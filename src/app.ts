@@ -1,4 +1,3 @@
-import helmet from '@fastify/helmet'
 import underPressure from '@fastify/under-pressure'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/index.js'
@@ -15,6 +14,7 @@ import metrics, { metricsRoute } from './metrics.js'
 import plants from './plants/plugin.js'
 import { requestIdGenerator } from './request-id.js'
 import { RequestLog } from './request-log.js'
+import { apiSecurityHeaders } from './security-headers.js'
 import { buildValidatorCompiler } from './validation.js'
 
 export async function buildApp (config: Config): Promise<FastifyInstance> {
@@ -45,14 +45,11 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id)
+    reply.header('x-request-id', request.id).headers(apiSecurityHeaders)
     done()
   })
 
   await app.register(closing)
-  // Helmet's defaults suit Swagger UI (its scripts and styles are served from 'self'),
-  // except upgrade-insecure-requests: behind plain HTTP it would send "Try it out" to https.
-  await app.register(helmet, { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })
   await app.register(metrics)
   await app.register(docs)
   await app.register(health)
@@ -69,7 +66,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
       failuresPerMinute: limits.authFailuresPerMinute
     })
     if (config.metricsRequireToken) await scope.register(metricsRoute, { requireToken: true })
-    await scope.register(plants, { database: config.database })
+    await scope.register(plants, { database: config.database, maxBatch: config.groupCommitMaxBatch })
   })
   return app
 }

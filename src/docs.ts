@@ -1,7 +1,9 @@
+import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { apiSecurityHeaders } from './security-headers.js'
 
 const description = `Keeps a store of plants. Every operation needs a bearer token
 (\`Authorization: Bearer <token>\`); the documentation and health routes do not.
@@ -10,8 +12,9 @@ Every error answers with the \`Error\` shape, \`{ "error": <HTTP status>, "messa
 
 /**
  * Generates the OpenAPI document from the routes' schemas and serves it with
- * Swagger UI at /docs. A plugin with fastify-plugin because it must see every
- * route of the app and give the app its `swagger()` decorator.
+ * Swagger UI at /docs, under @fastify/helmet's security headers. A plugin with
+ * fastify-plugin because it must see every route of the app and give the app its
+ * `swagger()` decorator.
  */
 async function docs (app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -37,7 +40,17 @@ async function docs (app: FastifyInstance): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`
     }
   })
-  await app.register(swaggerUi, { routePrefix: '/docs' })
+  await app.register(async function ui (pages) {
+    // Helmet's full policy where a browser renders pages. Its defaults suit Swagger UI
+    // (scripts and styles come from 'self') except upgrade-insecure-requests, which
+    // behind plain HTTP would send "Try it out" to https.
+    pages.addHook('onRequest', (_request, reply, done) => {
+      for (const name of Object.keys(apiSecurityHeaders)) reply.removeHeader(name)
+      done()
+    })
+    await pages.register(helmet, { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })
+    await pages.register(swaggerUi, { routePrefix: '/docs' })
+  })
 }
 
 export default fp(docs, { name: 'docs' })

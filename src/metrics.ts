@@ -48,12 +48,18 @@ declare module 'fastify' {
 async function metrics (app: FastifyInstance): Promise<void> {
   const registry = new Metrics()
   app.decorate('metrics', registry)
+  // prom-client hashes a label object on every observe; a child per label set, kept,
+  // costs that once.
+  const series = new Map<string, Histogram.Internal<'method' | 'route' | 'status'>>()
   app.addHook('onResponse', (request, reply, done) => {
-    registry.requests.observe({
-      method: request.method,
-      route: request.routeOptions.url ?? 'unmatched',
-      status: reply.statusCode
-    }, reply.elapsedTime / 1000)
+    const route = request.routeOptions.url ?? 'unmatched'
+    const key = `${request.method} ${route} ${reply.statusCode}`
+    let child = series.get(key)
+    if (child === undefined) {
+      child = registry.requests.labels(request.method, route, String(reply.statusCode))
+      series.set(key, child)
+    }
+    child.observe(reply.elapsedTime / 1000)
     done()
   })
 }

@@ -68,13 +68,20 @@ t.test('every response carries a request id; one from a client is used only behi
   t.match(forged.headers['x-request-id'], uuid, 'a client cannot choose its id')
 })
 
-t.test('security headers are set on API responses and docs', async (t) => {
+t.test('security headers: a strict policy on API answers, helmet\'s on the docs pages', async (t) => {
   const app = await testApp(t)
-  for (const url of ['/plants', '/docs/static/index.html', '/health']) {
+  for (const url of ['/plants', '/health', '/nope', '/metrics']) {
     const res = await app.inject({ url, headers: AUTH })
+    t.equal(res.headers['x-content-type-options'], 'nosniff', url)
+    t.equal(res.headers['content-security-policy'], "default-src 'none'; frame-ancestors 'none'", url)
+    t.equal(res.headers['x-frame-options'], 'DENY', url)
+  }
+  for (const url of ['/docs/static/index.html', '/docs/json']) {
+    const res = await app.inject({ url })
     t.equal(res.headers['x-content-type-options'], 'nosniff', url)
     t.match(res.headers['content-security-policy'], /default-src 'self'/, url)
     t.notMatch(res.headers['content-security-policy'], /upgrade-insecure-requests/, url)
+    t.equal(res.headers['x-frame-options'], 'SAMEORIGIN', url)
   }
 })
 

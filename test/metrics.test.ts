@@ -24,6 +24,14 @@ t.test('GET /metrics reports requests, store operations, batch sizes and the pro
   t.match(text, /nodejs_eventloop_lag_seconds/)
 })
 
+t.test('GROUP_COMMIT_MAX_BATCH=1 commits every write on its own', async (t) => {
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, GROUP_COMMIT_MAX_BATCH: '1' })
+  await Promise.all([1, 2, 3].map(async (id) => await postPlant(app, { id, name: 'p' })))
+  const text = (await app.inject({ url: '/metrics' })).body
+  t.match(text, /plant_store_commit_batch_size_count 3\n/)
+  t.match(text, /plant_store_commit_batch_size_bucket\{le="1"\} 3\n/)
+})
+
 t.test('METRICS_REQUIRE_TOKEN puts /metrics behind the bearer token', async (t) => {
   const app = await testApp(t, { METRICS_REQUIRE_TOKEN: 'true' })
   assertError(t, await app.inject({ url: '/metrics' }), 401)

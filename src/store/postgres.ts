@@ -6,7 +6,6 @@ import { GroupCommit } from './group-commit.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
 import { samePlant, type CreateResult, type ListQuery, type PlantRecord, type PlantStore, type StoreContext } from './store.js'
 
-const MAX_BATCH = 512
 // An unreachable database must answer a request with a 503 in seconds, never hang it:
 // connecting (or waiting for a pooled connection), then each statement, are bounded.
 // The server cancels a statement first, which keeps the connection usable; the client's
@@ -60,7 +59,7 @@ export class PostgresStore implements PlantStore {
     return store
   }
 
-  private constructor (url: string, poolSize: number, { log, onBatch }: StoreContext, firstAttempt: () => void) {
+  private constructor (url: string, poolSize: number, { log, maxBatch, onBatch }: StoreContext, firstAttempt: () => void) {
     this.#log = log
     this.#pool = new pg.Pool({
       connectionString: url,
@@ -73,7 +72,7 @@ export class PostgresStore implements PlantStore {
     // An idle connection the server drops (a restart, a network cut) is reported here;
     // unheard, the event would end the process. The pool replaces the connection.
     this.#pool.on('error', (err) => this.#outage(err))
-    this.#creates = new GroupCommit((plants) => this.#createBatch(plants), MAX_BATCH, onBatch)
+    this.#creates = new GroupCommit((plants) => this.#createBatch(plants), maxBatch, onBatch)
     this.#started = this.#start(firstAttempt)
   }
 

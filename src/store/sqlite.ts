@@ -11,7 +11,6 @@ import { samePlant, type CreateResult, type ListQuery, type PlantRecord, type Pl
 // request: the client should retry later (503), and the service recovers by itself.
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CORRUPT|NOTADB|CANTOPEN|READONLY|PROTOCOL)/
 
-const MAX_BATCH = 512
 // better-sqlite3 waits for a lock on the event loop, so the wait must stay short.
 const BUSY_TIMEOUT_MS = 250
 
@@ -29,7 +28,7 @@ export class SqliteStore implements PlantStore {
   readonly #writes: GroupCommit<Write, unknown>
   #failing = false
 
-  constructor (path: string, { log, onBatch }: StoreContext) {
+  constructor (path: string, { log, maxBatch, onBatch }: StoreContext) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     this.#db = new Database(path, { timeout: BUSY_TIMEOUT_MS })
     this.#log = log
@@ -52,7 +51,7 @@ export class SqliteStore implements PlantStore {
       ping: db.prepare('SELECT 1')
     }
     const commit = db.transaction((writes: Write[]) => writes.map((write) => write()))
-    this.#writes = new GroupCommit((writes) => this.#run(() => commit.immediate(writes)), MAX_BATCH, onBatch)
+    this.#writes = new GroupCommit((writes) => this.#run(() => commit.immediate(writes)), maxBatch, onBatch)
   }
 
   async create (plant: PlantRecord): Promise<CreateResult> {

@@ -41,6 +41,8 @@ export function samePlant (a: PlantRecord, b: PlantRecord): boolean {
 /** What an engine is given besides its configuration. */
 export interface StoreContext {
   log: FastifyBaseLogger
+  /** The most writes one group-commit transaction holds. */
+  maxBatch: number
   /** Told the size of every group-commit batch. */
   onBatch: (size: number) => void
 }

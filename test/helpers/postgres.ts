@@ -141,7 +141,7 @@ async function probe (url: string, timeoutMs: number): Promise<void> {
 }
 
 /** Starts a throwaway cluster for this test (t.teardown stops it and removes its directory). */
-export async function startPostgres (t: Test): Promise<PostgresServer> {
+export async function startPostgres (t: Pick<Test, 'teardown'>): Promise<PostgresServer> {
   const found = getSetup()
   if (typeof found === 'string') throw new Error(`PostgreSQL unavailable: ${found}`)
   const { bindir, base, postgres } = found
