@@ -41,9 +41,9 @@ async function docs (app: FastifyInstance): Promise<void> {
     }
   })
   await app.register(async function ui (pages) {
-    // Helmet's full policy where a browser renders pages. Its defaults suit Swagger UI
-    // (scripts and styles come from 'self') except upgrade-insecure-requests, which
-    // behind plain HTTP would send "Try it out" to https.
+    // Pages a browser renders take helmet's policy instead of the API's. Its defaults
+    // suit Swagger UI (scripts and styles come from 'self') except
+    // upgrade-insecure-requests, which behind plain HTTP would send "Try it out" to https.
     pages.addHook('onRequest', (_request, reply, done) => {
       for (const name of Object.keys(apiSecurityHeaders)) reply.removeHeader(name)
       done()
