@@ -50,7 +50,7 @@ async function metrics (app: FastifyInstance): Promise<void> {
   app.decorate('metrics', registry)
   // prom-client hashes a label object on every observe; a child per label set, kept,
   // costs that once.
-  const series = new Map<string, Histogram.Internal<'method' | 'route' | 'status'>>()
+  const series = new Map<string, ReturnType<typeof registry.requests.labels>>()
   app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched'
     const key = `${request.method} ${route} ${reply.statusCode}`

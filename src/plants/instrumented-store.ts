@@ -3,14 +3,26 @@ import type { PlantStore } from '../store/store.js'
 
 /** The store with each operation's latency and outcome recorded; the engines stay unaware. */
 export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
+  // One histogram child per (operation, outcome), made once: prom-client would hash a
+  // label object on every observation.
+  const series = new Map<string, ReturnType<typeof metrics.storeOperations.labels>>()
+  function observe (operation: string, outcome: string, seconds: number): void {
+    const key = `${operation} ${outcome}`
+    let child = series.get(key)
+    if (child === undefined) {
+      child = metrics.storeOperations.labels(operation, outcome)
+      series.set(key, child)
+    }
+    child.observe(seconds)
+  }
   async function timed<T> (operation: string, work: Promise<T>, outcome: (result: T) => string): Promise<T> {
-    const stop = metrics.storeOperations.startTimer({ operation })
+    const started = performance.now()
     try {
       const result = await work
-      stop({ outcome: outcome(result) })
+      observe(operation, outcome(result), (performance.now() - started) / 1000)
       return result
     } catch (err) {
-      stop({ outcome: 'error' })
+      observe(operation, 'error', (performance.now() - started) / 1000)
       throw err
     }
   }
