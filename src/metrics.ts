@@ -80,7 +80,7 @@ export async function metricsRoute (app: FastifyInstance, { requireToken }: { re
           description: 'Prometheus text exposition format 0.0.4',
           content: { 'text/plain': { schema: { type: 'string' } } }
         },
-        ...(requireToken ? errorResponses(401, 429) : errorResponses())
+        ...(requireToken ? errorResponses(401, 429, [503, 'Shutting down']) : errorResponses([503, 'Shutting down']))
       }
     }
   }, async (_request, reply) => {
