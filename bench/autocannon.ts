@@ -3,9 +3,6 @@
  * bench/request.lua, run as its own process by bench/run.ts (so it can be pinned to
  * its own core), printing the same BENCH_RESULT line. Its one argument is the JSON
  * of run.ts's LoadOptions plus connections, seconds, token and timeoutSeconds.
- *
- * autocannon is not a dependency of this repository: it is loaded through require,
- * so NODE_PATH may point at a copy installed anywhere.
  */
 import { Agent, request as httpRequest } from 'node:http'
 import { createRequire } from 'node:module'

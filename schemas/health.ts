@@ -1,7 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
 
 export const Health = Type.Object({
   status: Type.String({ description: '`ok` for liveness, `ready` for readiness' })
 }, { $id: 'Health', description: 'The service answers, and for readiness, its store too' })
-
-export type Health = Static<typeof Health>

@@ -5,9 +5,9 @@ import { NewPlant, Plant, StoredPlant } from './plant.js'
 
 export { ErrorBody, Health, NewPlant, Plant, StoredPlant }
 export { PlantIdParams, PlantListQuery } from './plant.js'
-export { Int64, isInt64, toInt64Value, INT64_MAX, INT64_MIN, type Int64Value } from './int64.js'
+export { Int64, toInt64Value, INT64_MAX, INT64_MIN } from './int64.js'
 export { ref } from './ref.js'
-export { errorResponses, type ErrorStatus } from './responses.js'
+export { errorResponses } from './responses.js'
 
 /** Every schema with an $id: registered once, referenced by name, a component in the document. */
 export const sharedSchemas: TSchema[] = [Plant, NewPlant, StoredPlant, ErrorBody, Health]

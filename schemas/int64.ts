@@ -9,7 +9,7 @@ export const INT64_MAX = 2n ** 63n - 1n
  */
 export type Int64Value = number | bigint
 
-export function isInt64 (value: unknown): value is Int64Value {
+function isInt64 (value: unknown): value is Int64Value {
   if (typeof value === 'number') return Number.isSafeInteger(value)
   return typeof value === 'bigint' && value >= INT64_MIN && value <= INT64_MAX
 }

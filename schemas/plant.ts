@@ -34,4 +34,3 @@ export const PlantListQuery = Type.Object({
 
 export type Plant = Static<typeof Plant>
 export type NewPlant = Static<typeof NewPlant>
-export type StoredPlant = Static<typeof StoredPlant>

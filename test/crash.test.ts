@@ -1,16 +1,12 @@
 import t from 'tap'
 import { TOKEN } from './helpers/app.js'
-import { startServer } from './helpers/server.js'
+import { postTo, startServer } from './helpers/server.js'
 
 const CLIENTS = 32
 const ACKED_BEFORE_KILL = 1500
 
 async function create (url: string, id: number): Promise<number> {
-  const res = await fetch(`${url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id, name: `plant ${id}` })
-  })
+  const res = await postTo(url, { id, name: `plant ${id}` })
   await res.arrayBuffer()
   return res.status
 }

@@ -1,18 +1,7 @@
-import pg from 'pg'
 import t from 'tap'
-import type { Test } from 'tap'
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js'
+import { pgClient, postgresUnavailable, startPostgres } from './helpers/postgres.js'
 
 const BIG = '9223372036854775807' // 2^63 - 1: a double would round it to ...808
-
-/** A connected client, ended when the test ends; connection errors after a stop are not fatal. */
-async function connect (t: Test, url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url })
-  client.on('error', () => {})
-  t.teardown(async () => await client.end().catch(() => {}))
-  await client.connect()
-  return client
-}
 
 t.test('a throwaway PostgreSQL cluster', { skip: postgresUnavailable() }, async (t) => {
   const server = await startPostgres(t)
@@ -20,9 +9,9 @@ t.test('a throwaway PostgreSQL cluster', { skip: postgresUnavailable() }, async 
 
   const wrongPassword = new URL(server.url)
   wrongPassword.password = 'wrong'
-  await t.rejects(connect(t, wrongPassword.href), { code: '28P01' }, 'the password is checked')
+  await t.rejects(pgClient(t, wrongPassword.href), { code: '28P01' }, 'the password is checked')
 
-  const client = await connect(t, server.url)
+  const client = await pgClient(t, server.url)
   await client.query('CREATE TABLE numbers (id int PRIMARY KEY, n bigint NOT NULL)')
   await client.query('INSERT INTO numbers VALUES (1, $1), (2, $2)', [BIG, '9007199254740993'])
   const { rows } = await client.query('SELECT n, n - 1 AS below FROM numbers ORDER BY id')
@@ -33,15 +22,15 @@ t.test('a throwaway PostgreSQL cluster', { skip: postgresUnavailable() }, async 
 
   await server.stop()
   await t.rejects(client.query('SELECT 1'), 'a connection open across stop() fails')
-  await t.rejects(connect(t, server.url), { code: 'ECONNREFUSED' }, 'a new connection is refused while stopped')
+  await t.rejects(pgClient(t, server.url), { code: 'ECONNREFUSED' }, 'a new connection is refused while stopped')
 
   await server.start()
-  const again = await connect(t, server.url)
+  const again = await pgClient(t, server.url)
   t.same((await again.query('SELECT n FROM numbers WHERE id = 1')).rows, [{ n: BIG }], 'the data survives stop() and start()')
 
   const otherUrl = await server.createDatabase('isolated')
   t.equal(new URL(otherUrl).pathname, '/isolated')
-  const other = await connect(t, otherUrl)
+  const other = await pgClient(t, otherUrl)
   t.same((await other.query("SELECT to_regclass('numbers') AS found")).rows, [{ found: null }], 'a new database is empty')
   await other.query('CREATE TABLE numbers (id int PRIMARY KEY, n bigint NOT NULL)')
   await other.query('INSERT INTO numbers VALUES (1, 42)')

@@ -1,20 +1,11 @@
 import { connect as tcpConnect, createServer, type Socket } from 'node:net'
-import pg from 'pg'
 import t from 'tap'
 import type { Test } from 'tap'
 import { SCHEMA_VERSION } from '../src/store/postgres-schema.js'
 import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js'
+import { pgClient, postgresUnavailable, startPostgres } from './helpers/postgres.js'
 
 const UNAVAILABLE = { error: 503, message: 'the plant store is unavailable right now; retry later' }
-
-async function sql (t: Test, url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url })
-  client.on('error', () => {})
-  t.teardown(async () => await client.end().catch(() => {}))
-  await client.connect()
-  return client
-}
 
 /**
  * A TCP relay to PostgreSQL that can freeze: connections stay open but nothing passes
@@ -68,7 +59,7 @@ t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
     const codes = await Promise.all(apps.map(async (app, i) => (await postPlant(app, { id: i, name: `app ${i}` })).statusCode))
     t.same(codes, [200, 200, 200], 'every app ready at once')
 
-    const client = await sql(t, url)
+    const client = await pgClient(t, url)
     const { rows } = await client.query('SELECT version FROM plant_store_migrations ORDER BY version')
     t.same(rows.map((row) => row.version), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1), 'each version recorded once')
     const { rows: indexes } = await client.query("SELECT indexdef FROM pg_indexes WHERE tablename = 'plants' ORDER BY indexname")
@@ -77,7 +68,7 @@ t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
 
   t.test('a database at a newer schema version is left alone: 503 until the service is upgraded', async (t) => {
     const url = await server.createDatabase('newer')
-    const client = await sql(t, url)
+    const client = await pgClient(t, url)
     await client.query('CREATE TABLE plant_store_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())')
     await client.query('INSERT INTO plant_store_migrations (version) VALUES (99)')
     const app = await testApp(t, { DATABASE_URL: url })
@@ -96,7 +87,7 @@ t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
       const apps = await Promise.all(orders.map(async () => await testApp(t, { DATABASE_URL: url, MAX_EVENT_LOOP_DELAY_MS: '0' })))
       // While the table is locked each app's creates pile up into one large batch, and
       // its unlock lets the apps' batches into PostgreSQL together.
-      const locker = await sql(t, url)
+      const locker = await pgClient(t, url)
       await locker.query('BEGIN')
       await locker.query('LOCK TABLE plants IN EXCLUSIVE MODE')
       const answers = Promise.all(orders.map(async (order, i) =>

@@ -1,13 +1,5 @@
 import t from 'tap'
-import { failedStart, startServer, waitForLine } from './helpers/server.js'
-
-async function post (url: string, token: string, body: unknown): Promise<Response> {
-  return await fetch(`${url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body)
-  })
-}
+import { failedStart, postTo, startServer, waitForLine } from './helpers/server.js'
 
 t.test('with no API_TOKENS the service makes a token, prints it once, and runs closed', async (t) => {
   const server = await startServer(t, { API_TOKENS: '' })
@@ -15,9 +7,9 @@ t.test('with no API_TOKENS the service makes a token, prints it once, and runs c
   const token = /generated token (\S+)/.exec(line)![1]
   t.ok(token.length >= 32, 'a long random token')
 
-  const open = await post(server.url, 'guess', { id: 1, name: 'Rose' })
+  const open = await postTo(server.url, { id: 1, name: 'Rose' }, 'guess')
   t.equal(open.status, 401, 'no access without it')
-  const res = await post(server.url, token, { id: 1, name: 'Rose', tag: 'flower' })
+  const res = await postTo(server.url, { id: 1, name: 'Rose', tag: 'flower' }, token)
   t.equal(res.status, 200)
   t.same(await res.json(), { name: 'Rose', tag: 'flower' })
   t.equal(server.stderr.filter((l) => l.includes('generated token')).length, 1, 'printed once')
@@ -27,8 +19,8 @@ t.test('with no API_TOKENS the service makes a token, prints it once, and runs c
 t.test('logs are JSON lines, one per request, and never hold a token', async (t) => {
   const token = 'log-test-token-123'
   const server = await startServer(t, { API_TOKENS: token })
-  await post(server.url, token, { id: 1, name: 'Rose' })
-  await post(server.url, 'wrong-token-456', { id: 2, name: 'Tulip' })
+  await postTo(server.url, { id: 1, name: 'Rose' }, token)
+  await postTo(server.url, { id: 2, name: 'Tulip' }, 'wrong-token-456')
   await fetch(`${server.url}/docs/json`)
   await waitForLine(server.stdout, /docs\/json/)
   const lines = server.stdout.map((line) => JSON.parse(line))

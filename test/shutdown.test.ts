@@ -1,7 +1,7 @@
 import { connect } from 'node:net'
 import t from 'tap'
 import { TOKEN } from './helpers/app.js'
-import { startServer } from './helpers/server.js'
+import { postTo, startServer } from './helpers/server.js'
 
 const CLIENTS = 32
 
@@ -14,11 +14,7 @@ t.test('SIGTERM in the middle of a burst: in-flight creates are committed and an
     for (let i = 0; ; i++) {
       const id = client * 10_000_000 + i
       try {
-        const res = await fetch(`${server.url}/plants`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ id, name: `plant ${id}` })
-        })
+        const res = await postTo(server.url, { id, name: `plant ${id}` })
         const body = await res.json() as { error?: number }
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
         if (res.status === 200) acked.push(id)

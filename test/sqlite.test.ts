@@ -5,7 +5,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { SCHEMA_VERSION } from '../src/store/sqlite-schema.js'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
-import { startServer, waitForLine } from './helpers/server.js'
+import { postTo, startServer, waitForLine } from './helpers/server.js'
 
 t.test('plants survive a restart on the same file, ids beyond 2^53 distinct', async (t) => {
   const url = `sqlite:${t.testdir()}/plants.db`
@@ -54,11 +54,7 @@ t.test('a file the service cannot use stops the start with a clear message', asy
 t.test('a locked database answers 503, logs it once, and recovers by itself', async (t) => {
   const path = `${t.testdir()}/plants.db`
   const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${path}` })
-  const post = async (id: number) => await fetch(`${server.url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ id, name: `p${id}` })
-  })
+  const post = async (id: number) => await postTo(server.url, { id, name: `p${id}` })
   t.equal((await post(1)).status, 200)
 
   const locker = new Database(path)

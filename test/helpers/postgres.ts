@@ -261,3 +261,12 @@ export async function startPostgres (t: Pick<Test, 'teardown'>): Promise<Postgre
     }
   }
 }
+
+/** A pg client connected to `url`, ended when the test ends; its errors after an outage are not fatal. */
+export async function pgClient (t: Pick<Test, 'teardown'>, url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url })
+  client.on('error', () => {})
+  t.teardown(async () => await client.end().catch(() => {}))
+  await client.connect()
+  return client
+}

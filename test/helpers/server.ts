@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import type { Test } from 'tap'
+import { TOKEN } from './app.js'
 
 export interface RunningServer {
   url: string
@@ -70,4 +71,13 @@ export async function waitForLine (lines: string[], pattern: RegExp, timeoutMs =
     if (Date.now() > deadline) throw new Error(`no line matched ${pattern} within ${timeoutMs} ms`)
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
+}
+
+/** POST /plants to a running service, the body as JSON, with a bearer token (the test token by default). */
+export async function postTo (url: string, body: unknown, token = TOKEN): Promise<Response> {
+  return await fetch(`${url}/plants`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body)
+  })
 }
