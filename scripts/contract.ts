@@ -3,7 +3,7 @@ import { loadConfig } from '../src/config.js'
 
 /** The OpenAPI document as the app generates it from its routes: what openapi.yaml must say. */
 export async function generateContract (): Promise<string> {
-  const app = await buildApp(loadConfig({ DATABASE_URL: 'memory:', LOG_LEVEL: 'silent', API_TOKENS: 'contract' }))
+  const app = await buildApp(loadConfig({ DATABASE_URL: 'memory:', LOG_LEVEL: 'silent', API_TOKENS: 'contract-generation-token' }))
   try {
     await app.ready()
     return app.swagger({ yaml: true })

@@ -44,6 +44,8 @@ export class ConfigError extends Error {}
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 // RFC 6750 token68: what may follow "Bearer " in an Authorization header.
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/
+// Shorter tokens can be guessed or remembered; generated ones are 32 characters.
+const MIN_TOKEN_LENGTH = 16
 
 /** Reads the environment once, at start; a bad value stops the start with a message saying which. */
 export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
@@ -51,6 +53,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   tokens.forEach((token, i) => {
     if (!TOKEN68.test(token)) {
       throw new ConfigError(`API_TOKENS: token ${i + 1} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`)
+    }
+    if (token.length < MIN_TOKEN_LENGTH) {
+      throw new ConfigError(`API_TOKENS: token ${i + 1} is ${token.length} characters long; a token needs at least ${MIN_TOKEN_LENGTH} to be secret`)
     }
   })
   const generatedToken = tokens.length === 0 ? randomBytes(24).toString('base64url') : undefined

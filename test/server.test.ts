@@ -17,7 +17,7 @@ t.test('with no API_TOKENS the service makes a token, prints it once, and runs c
 })
 
 t.test('logs are JSON lines, one per request, and never hold a token', async (t) => {
-  const token = 'log-test-token-123'
+  const token = 'log-test-token-0123456789'
   const server = await startServer(t, { API_TOKENS: token })
   await postTo(server.url, { id: 1, name: 'Rose' }, token)
   await postTo(server.url, { id: 2, name: 'Tulip' }, 'wrong-token-456')
@@ -39,7 +39,9 @@ t.test('a bad configuration stops the start with a message naming the variable',
     [{ PORT: 'eighty' }, /PORT must be a whole number/],
     [{ BODY_LIMIT: '-5' }, /BODY_LIMIT must be a whole number/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
-    [{ API_TOKENS: 'good,has space' }, /API_TOKENS: token 2/]
+    [{ API_TOKENS: 'good-token-0123456789,has space' }, /API_TOKENS: token 2 has characters/],
+    [{ API_TOKENS: 'a' }, /API_TOKENS: token 1 is 1 characters long; a token needs at least 16/],
+    [{ API_TOKENS: 'good-token-0123456789,fifteen-chars-xx' }, /API_TOKENS: token 2 is 15 characters long/]
   ] as const
   const results = await Promise.all(cases.map(async ([env]) => await failedStart(env)))
   results.forEach(({ code, stderr }, i) => {

@@ -48,7 +48,7 @@ t.test('an empty body answers 400', async (t) => {
   const app = await testApp(t)
   t.match(assertError(t, await postPlant(app, ''), 400), /body must be a JSON object; it is empty or null/)
   t.match(assertError(t, await postPlant(app, '  \n'), 400), /body must be a JSON object; it is empty or null/)
-  const noType = await app.inject({ method: 'POST', url: '/plants', headers: { authorization: 'Bearer test-token-1' } })
+  const noType = await app.inject({ method: 'POST', url: '/plants', headers: { authorization: 'Bearer test-token-0123456789' } })
   t.match(assertError(t, noType, 400), /body must be a JSON object; it is empty or null/)
 })
 

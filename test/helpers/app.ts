@@ -3,7 +3,7 @@ import type { Test } from 'tap'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 
-export const TOKEN = 'test-token-1'
+export const TOKEN = 'test-token-0123456789'
 export const AUTH = { authorization: `Bearer ${TOKEN}` }
 
 /** An app on the memory store with a known token, closed when the test ends. */
