@@ -5,7 +5,7 @@ import auth from './auth.js'
 import closing from './closing.js'
 import type { Config } from './config.js'
 import docs from './docs.js'
-import { clientErrorHandler, errorHandler, notFoundHandler } from './error-handler.js'
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, refuseUnrouted } from './error-handler.js'
 import health from './health.js'
 import { Overloaded } from './http-errors.js'
 import { parseJsonBody } from './json-body.js'
@@ -14,7 +14,7 @@ import metrics, { metricsRoute } from './metrics.js'
 import plants from './plants/plugin.js'
 import { requestIdGenerator } from './request-id.js'
 import { RequestLog } from './request-log.js'
-import { apiSecurityHeaders } from './security-headers.js'
+import { setAnswerHeaders } from './security-headers.js'
 import { buildValidatorCompiler } from './validation.js'
 
 export async function buildApp (config: Config): Promise<FastifyInstance> {
@@ -31,6 +31,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: 1000 },
     clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
     // Closing is answered by the closing plugin, in the Error shape.
     return503OnClosing: false
   })
@@ -45,9 +46,10 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id).headers(apiSecurityHeaders)
+    setAnswerHeaders(request, reply)
     done()
   })
+  app.addHook('onRequest', refuseUnrouted)
 
   await app.register(closing)
   await app.register(metrics)

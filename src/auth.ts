@@ -2,7 +2,7 @@ import bearerAuth from '@fastify/bearer-auth'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { TooManyRequests, Unauthorized } from './http-errors.js'
+import { TooManyRequests, Unauthorized, withHeaders } from './http-errors.js'
 
 export interface AuthOptions {
   tokens: string[]
@@ -72,10 +72,6 @@ function refusal (err: FastifyError): Error {
 
 function tooMany (message: string, retryAfterSeconds: number): Error {
   return withHeaders(new TooManyRequests(message), { 'retry-after': String(Math.max(1, retryAfterSeconds)) })
-}
-
-function withHeaders (error: Error, headers: Record<string, string>): Error {
-  return Object.assign(error, { headers })
 }
 
 function bearerToken (request: FastifyRequest): string {

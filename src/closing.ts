@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { ShuttingDown } from './http-errors.js'
+import { ShuttingDown, withHeaders } from './http-errors.js'
 
 /**
  * Once the app starts closing, requests still arriving on open connections are
@@ -13,7 +13,7 @@ async function refuseWhileClosing (app: FastifyInstance): Promise<void> {
   app.addHook('preClose', async () => { closing = true })
   app.addHook('onRequest', (_request, _reply, done) => {
     if (!closing) return done()
-    done(Object.assign(new ShuttingDown(), { headers: { connection: 'close' } }))
+    done(withHeaders(new ShuttingDown(), { connection: 'close' }))
   })
 }
 

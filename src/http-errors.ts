@@ -23,6 +23,18 @@ export const StoreUnavailable = createError(
   503
 )
 
+export const StoreBusy = createError(
+  'PLANT_STORE_BUSY',
+  'too many writes are waiting for the plant store; retry after the delay in Retry-After',
+  503
+)
+
+export const PlantRejected = createError(
+  'PLANT_STORE_PLANT_REJECTED',
+  'the plant store cannot keep this plant',
+  400
+)
+
 export const TooManyRequests = createError('PLANT_STORE_TOO_MANY_REQUESTS', '%s', 429)
 
 export const Overloaded = createError(
@@ -34,3 +46,8 @@ export const Overloaded = createError(
 export const ShuttingDown = createError('PLANT_STORE_SHUTTING_DOWN', 'the service is shutting down; retry on another instance', 503)
 
 export const NotReady = createError('PLANT_STORE_NOT_READY', 'not ready: %s', 503)
+
+/** The error with headers its answer must carry (a challenge, a Retry-After…). */
+export function withHeaders<E extends Error> (error: E, headers: Record<string, string>): E & { headers: Record<string, string> } {
+  return Object.assign(error, { headers })
+}

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { INT64_MAX, INT64_MIN } from '../../schemas/index.js'
-import { StoreUnavailable } from '../http-errors.js'
+import { StoreUnavailable } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
 import { samePlant, type CreateResult, type ListQuery, type PlantRecord, type PlantStore, type StoreContext } from './store.js'

@@ -1,0 +1,26 @@
+// What a store throws when it cannot do what was asked. The store knows nothing of
+// HTTP: the error path decides what each of these answers.
+
+/** The store cannot serve now (disk full, file locked, database unreachable); nothing was written. */
+export class StoreUnavailable extends Error {
+  constructor (options?: ErrorOptions) {
+    super('the plant store is unavailable', options)
+    this.name = 'StoreUnavailable'
+  }
+}
+
+/** Too many writes are already waiting for the store; this one was not queued. */
+export class StoreBusy extends Error {
+  constructor () {
+    super('too many writes are waiting for the plant store')
+    this.name = 'StoreBusy'
+  }
+}
+
+/** The database refused this one plant (its size, encoding or a constraint); the others of its batch went on. */
+export class PlantRejected extends Error {
+  constructor (options?: ErrorOptions) {
+    super('the plant store refused this plant', options)
+    this.name = 'PlantRejected'
+  }
+}
