@@ -68,7 +68,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
       failuresPerMinute: limits.authFailuresPerMinute
     })
     if (config.metricsRequireToken) await scope.register(metricsRoute, { requireToken: true })
-    await scope.register(plants, { database: config.database, maxBatch: config.groupCommitMaxBatch })
+    await scope.register(plants, { database: config.database, maxBatch: config.groupCommitMaxBatch, maxQueueBytes: config.writeQueueLimitBytes })
   })
   return app
 }

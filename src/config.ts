@@ -19,6 +19,8 @@ export interface Config {
   database: DatabaseConfig
   /** The most writes one group-commit transaction holds; 1 turns group commit off. */
   groupCommitMaxBatch: number
+  /** The most bytes of plants that may wait for the store; past it a create answers 503 at once. */
+  writeQueueLimitBytes: number
   limits: Limits
   /** Addresses or CIDR ranges of proxies whose X-Forwarded-* and X-Request-Id headers are believed. */
   trustProxy: string[]
@@ -72,6 +74,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1, 2 ** 31 - 1),
     database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/plants.db', integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000)),
     groupCommitMaxBatch: integer(env, 'GROUP_COMMIT_MAX_BATCH', 512, 1, 100_000),
+    writeQueueLimitBytes: integer(env, 'WRITE_QUEUE_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 2 ** 31 - 1),
     limits: {
       ratePerToken: integer(env, 'RATE_LIMIT_PER_TOKEN', 50_000, 0, 1e9),
       authFailuresPerMinute: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 1e9),

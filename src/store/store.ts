@@ -43,6 +43,8 @@ export interface StoreContext {
   log: FastifyBaseLogger
   /** The most writes one group-commit transaction holds. */
   maxBatch: number
+  /** The most bytes of writes that may wait; past it a write is refused at once with StoreBusy. */
+  maxQueueBytes: number
   /** Told the size of every group-commit batch. */
   onBatch: (size: number) => void
 }
