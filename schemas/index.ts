@@ -4,7 +4,7 @@ import { Health } from './health.js'
 import { NewPlant, Plant, StoredPlant } from './plant.js'
 
 export { ErrorBody, Health, NewPlant, Plant, StoredPlant }
-export { PlantIdParams, PlantListQuery } from './plant.js'
+export { NAME_MAX_LENGTH, PlantIdParams, PlantListQuery, TAG_MAX_LENGTH } from './plant.js'
 export { Int64, toInt64Value, INT64_MAX, INT64_MIN } from './int64.js'
 export { ref } from './ref.js'
 export { errorResponses } from './responses.js'

@@ -1,9 +1,17 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Int64 } from './int64.js'
+import { Text } from './text.js'
+
+// Bounded so that no plant can be too large for any engine's rows or indexes, and a
+// page of them stays a few MiB; counted in Unicode code points.
+export const NAME_MAX_LENGTH = 1000
+export const TAG_MAX_LENGTH = 100
+
+const tag = Text({ maxLength: TAG_MAX_LENGTH, description: 'Tag that specifies the type of the plant' })
 
 export const Plant = Type.Object({
-  name: Type.String({ description: 'The name of the plant' }),
-  tag: Type.Optional(Type.String({ description: 'Tag that specifies the type of the plant' }))
+  name: Text({ maxLength: NAME_MAX_LENGTH, description: 'The name of the plant' }),
+  tag: Type.Optional(tag)
 }, { $id: 'Plant', description: 'A plant as the store answers its creation: never its id.' })
 
 const plantId = Int64({ description: 'Identification number of the plant, any signed 64-bit integer' })
@@ -29,7 +37,7 @@ export const PlantListQuery = Type.Object({
     format: 'int32', minimum: 1, maximum: 1000, default: 100, description: 'At most this many plants'
   })),
   after: Type.Optional(Int64({ description: 'Only plants with a larger id: the cursor from the previous page\'s Link header' })),
-  tag: Type.Optional(Type.String({ description: 'Only plants with exactly this tag' }))
+  tag: Type.Optional(Text({ maxLength: TAG_MAX_LENGTH, description: 'Only plants with exactly this tag' }))
 })
 
 export type Plant = Static<typeof Plant>

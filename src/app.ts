@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/index.js'
 import auth from './auth.js'
 import closing from './closing.js'
-import type { Config } from './config.js'
+import { secretsOf, type Config } from './config.js'
 import docs from './docs.js'
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, refuseUnrouted } from './error-handler.js'
 import health from './health.js'
@@ -20,7 +20,7 @@ import { buildValidatorCompiler } from './validation.js'
 export async function buildApp (config: Config): Promise<FastifyInstance> {
   const { limits } = config
   const app = Fastify({
-    logger: loggerOptions(config.logLevel),
+    logger: loggerOptions(config.logLevel, secretsOf(config)),
     logController: new RequestLog(),
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
@@ -59,6 +59,7 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
   await app.register(async function api (scope) {
     await scope.register(underPressure, {
       maxEventLoopDelay: limits.maxEventLoopDelayMs,
+      maxHeapUsedBytes: limits.maxHeapUsedBytes,
       retryAfter: 10,
       customError: Overloaded
     })

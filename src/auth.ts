@@ -2,6 +2,7 @@ import bearerAuth from '@fastify/bearer-auth'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { Lockout } from './auth-lockout.js'
 import { TooManyRequests, Unauthorized, withHeaders } from './http-errors.js'
 
 export interface AuthOptions {
@@ -14,13 +15,17 @@ export interface AuthOptions {
 
 const REALM = 'Bearer realm="plant-store"'
 
+const LOCKED_OUT = 'too many rejected tokens from this address'
+
 /**
  * Guards every route registered beside it with a bearer token. @fastify/bearer-auth
  * compares tokens in constant time; its failures become messages a client can act on,
- * sent through the one error handler. @fastify/rate-limit counts rejected tokens per
- * client address, checked before any token is compared, so a guessing client is
- * refused whatever it sends next; and it caps each token's request rate. A plugin with
- * fastify-plugin because its hook must reach the routes of the scope that registers it.
+ * sent through the one error handler. Rejected tokens are counted per client address
+ * (see Lockout): a locked-out address is refused before any token is compared, and a
+ * token decided while its address is locked out is refused whatever it was, so a
+ * guesser learns nothing past the limit. @fastify/rate-limit caps each token's request
+ * rate. A plugin with fastify-plugin because its hook must reach the routes of the
+ * scope that registers it.
  */
 async function auth (app: FastifyInstance, { tokens, ratePerToken, failuresPerMinute }: AuthOptions): Promise<void> {
   await app.register(bearerAuth, {
@@ -32,7 +37,7 @@ async function auth (app: FastifyInstance, { tokens, ratePerToken, failuresPerMi
     verifyErrorLogLevel: 'debug'
   })
   await app.register(rateLimit, { global: false })
-  const failures = app.createRateLimit({ max: failuresPerMinute, timeWindow: 60_000, keyGenerator: (request) => request.ip })
+  const lockout = new Lockout(failuresPerMinute, 60_000)
   const perToken = ratePerToken === 0
     ? undefined
     : app.createRateLimit({ max: ratePerToken, timeWindow: 1000, keyGenerator: bearerToken })
@@ -41,16 +46,16 @@ async function auth (app: FastifyInstance, { tokens, ratePerToken, failuresPerMi
     await new Promise<FastifyError | undefined>((resolve) => verify(request, reply, (err) => resolve(err as FastifyError | undefined)))
 
   app.addHook('onRequest', async (request, reply) => {
-    const guessing = await failures(request, { increment: false })
-    if (!guessing.isAllowed && guessing.remaining === 0) {
-      throw tooMany('too many rejected tokens from this address', guessing.ttlInSeconds)
-    }
+    const locked = lockout.retryAfter(request.ip)
+    if (locked > 0) throw tooMany(LOCKED_OUT, locked)
     const err = await verified(request, reply)
-    if (err !== undefined) {
-      // A request without credentials guesses nothing; one with a wrong token does.
-      if (err.code === 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER') await failures(request)
-      throw refusal(err)
-    }
+    // Decided again now, as the token's answer is known: guesses pipelined together all
+    // passed the check above, and only those within the limit may learn their answer.
+    const lockedNow = lockout.retryAfter(request.ip)
+    // A request without credentials guesses nothing; one with a wrong token does.
+    if (err?.code === 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER') lockout.fail(request.ip)
+    if (lockedNow > 0) throw tooMany(LOCKED_OUT, lockedNow)
+    if (err !== undefined) throw refusal(err)
     if (perToken === undefined) return
     const rate = await perToken(request)
     if (!rate.isAllowed && rate.isExceeded) {

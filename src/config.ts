@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { getHeapStatistics } from 'node:v8'
 import proxyAddr from '@fastify/proxy-addr'
 
 /** Where plants are kept, parsed from DATABASE_URL. */
@@ -39,6 +40,8 @@ export interface Limits {
   keepAliveTimeoutMs: number
   /** Event-loop delay above which requests are refused with 503; 0 turns the check off. */
   maxEventLoopDelayMs: number
+  /** Heap use above which requests are refused with 503; 0 turns the check off. */
+  maxHeapUsedBytes: number
 }
 
 export class ConfigError extends Error {}
@@ -81,7 +84,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000),
       headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 1, 3_600_000),
       keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 3_600_000),
-      maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 3_600_000)
+      maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 3_600_000),
+      // Refusing work near the heap's limit beats dying of it: 90% of what V8 allows.
+      maxHeapUsedBytes: integer(env, 'MAX_HEAP_USED_BYTES', Math.floor(0.9 * getHeapStatistics().heap_size_limit), 0, Number.MAX_SAFE_INTEGER)
     },
     trustProxy: proxies(env.TRUST_PROXY),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 1, 3_600_000),
@@ -91,6 +96,26 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS')
   }
   return config
+}
+
+/** What no log line may show: the tokens, and the database password in each form it may be written. */
+export function secretsOf (config: Config): string[] {
+  const secrets = [...config.apiTokens]
+  if (config.database.engine !== 'postgres') return secrets
+  let url: URL
+  try {
+    url = new URL(config.database.url)
+  } catch {
+    return secrets // the driver will refuse it; nothing to find in it
+  }
+  for (const raw of [url.password, url.searchParams.get('password') ?? '']) {
+    if (raw === '') continue
+    secrets.push(raw)
+    try {
+      secrets.push(decodeURIComponent(raw))
+    } catch {}
+  }
+  return secrets
 }
 
 function proxies (raw = ''): string[] {

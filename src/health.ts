@@ -44,12 +44,15 @@ async function health (app: FastifyInstance): Promise<void> {
         ...errorResponses([503, 'Not ready: the store does not answer, or the service is shutting down'])
       }
     }
-  }, async () => {
+  }, async (request) => {
     for (const [name, check] of checks) {
       try {
         await withTimeout(check(), READY_TIMEOUT_MS)
       } catch (err) {
-        throw new NotReady(`${name}: ${(err as Error).message}`)
+        // The cause (a driver's message, a host name) is for the operator, not for
+        // whoever asks this public route.
+        request.log.warn({ err, check: name }, 'not ready')
+        throw new NotReady(`the ${name} is unavailable`)
       }
     }
     return { status: 'ready' }

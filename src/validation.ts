@@ -51,6 +51,7 @@ function describeErrors (errors: Iterable<ValueError>): FastifySchemaValidationE
 function describe ({ type, schema, value, message }: ValueError): string {
   if (type === ValueErrorType.ObjectRequiredProperty) return 'is required'
   if (schema[Kind] === 'Int64') return `must be an integer from ${INT64_MIN} to ${INT64_MAX}`
+  if (schema[Kind] === 'Text') return typeof value === 'string' ? `must be at most ${schema.maxLength} characters long` : 'must be a string'
   switch (type) {
     // Fastify hands a missing body to the validator as null.
     case ValueErrorType.Object: return value === null ? 'must be a JSON object; it is empty or null' : 'must be a JSON object'

@@ -18,12 +18,13 @@ t.test('GET /health/ready answers ready when the store answers, without a token'
 t.test('GET /health/ready answers 503 when a check fails or is too slow', async (t) => {
   const failing = await testApp(t)
   failing.addReadinessCheck('disk', async () => { throw new Error('no space left') })
-  t.match(assertError(t, await failing.inject({ url: '/health/ready' }), 503), 'not ready: disk: no space left')
+  const message = assertError(t, await failing.inject({ url: '/health/ready' }), 503)
+  t.equal(message, 'not ready: the disk is unavailable', 'the cause stays in the log')
 
   const slow = await testApp(t)
   slow.addReadinessCheck('network', async () => await new Promise((resolve) => setTimeout(resolve, 3000)))
   const started = Date.now()
-  t.match(assertError(t, await slow.inject({ url: '/health/ready' }), 503), /network: no answer within 1000 ms/)
+  t.equal(assertError(t, await slow.inject({ url: '/health/ready' }), 503), 'not ready: the network is unavailable')
   t.ok(Date.now() - started < 2500, 'answered after the timeout, not after the check')
 })
 

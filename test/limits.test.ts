@@ -97,6 +97,16 @@ t.test('an event loop saturated past MAX_EVENT_LOOP_DELAY_MS answers 503 with Re
   t.equal((await app.inject({ url: '/health' })).statusCode, 200, 'health still answers')
 })
 
+t.test('a heap used past MAX_HEAP_USED_BYTES answers 503 with Retry-After', async (t) => {
+  const app = await testApp(t, { MAX_HEAP_USED_BYTES: '1' })
+  await app.ready()
+  await new Promise((resolve) => setTimeout(resolve, 1100)) // let the pressure sample run
+  const res = await app.inject({ url: '/plants', headers: AUTH })
+  t.match(assertError(t, res, 503), /overloaded/)
+  t.equal(res.headers['retry-after'], '10')
+  t.equal((await app.inject({ url: '/health' })).statusCode, 200, 'health still answers')
+})
+
 t.test('slow clients cannot hold a connection: headers and bodies have deadlines', async (t) => {
   const server = await startServer(t, { API_TOKENS: TOKEN, HEADERS_TIMEOUT_MS: '500', REQUEST_TIMEOUT_MS: '1000' })
   const { port } = new URL(server.url)

@@ -12,6 +12,10 @@ export interface PlantRoutesOptions {
 }
 
 const DEFAULT_LIMIT: number = PlantListQuery.properties.limit.default
+/** A page stops early past this many bytes of plants, so no answer grows past a few MiB. */
+export const PAGE_BYTE_BUDGET = 2 * 1024 * 1024
+// The JSON around a plant's name and tag: braces, keys, quotes and a 20-digit id.
+const PLANT_JSON_OVERHEAD = 48
 
 export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRoutesOptions): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>()
@@ -39,7 +43,7 @@ export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRou
     schema: {
       operationId: 'listPlants',
       summary: 'List plants',
-      description: 'Plants in ascending id order, one page at a time. When more remain, the `Link` header holds the next page\'s address; following it from the first page visits every plant exactly once.',
+      description: `Plants in ascending id order, one page at a time: at most \`limit\` plants, and fewer when their names and tags pass about ${PAGE_BYTE_BUDGET / 1024 / 1024} MiB. When more remain, the \`Link\` header holds the next page's address; following it from the first page visits every plant exactly once.`,
       tags: ['plants'],
       querystring: PlantListQuery,
       response: {
@@ -58,9 +62,10 @@ export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRou
     const { limit = DEFAULT_LIMIT, after, tag } = request.query
     // One more than asked tells whether another page exists without counting the store.
     const page = await store.list({ limit: limit + 1, after: after === undefined ? undefined : BigInt(after), tag })
-    if (page.length > limit) {
-      page.length = limit
-      reply.header('link', nextPageLink(limit, page[limit - 1], tag))
+    const end = withinBudget(page, Math.min(limit, page.length))
+    if (end < page.length) {
+      page.length = end
+      reply.header('link', nextPageLink(limit, page[end - 1], tag))
     }
     return page
   })
@@ -98,6 +103,17 @@ export async function plantRoutes (fastify: FastifyInstance, { store }: PlantRou
     if (!await store.delete(BigInt(request.params.id))) throw new PlantNotFound(String(request.params.id))
     return await reply.code(204).send(null)
   })
+}
+
+/** How many of the first `count` plants fit the page's byte budget; always at least one. */
+function withinBudget (plants: PlantRecord[], count: number): number {
+  let bytes = 0
+  for (let i = 0; i < count; i++) {
+    const { name, tag } = plants[i]
+    bytes += PLANT_JSON_OVERHEAD + Buffer.byteLength(name) + (tag === undefined ? 0 : Buffer.byteLength(tag))
+    if (bytes > PAGE_BYTE_BUDGET && i > 0) return i
+  }
+  return count
 }
 
 function nextPageLink (limit: number, last: PlantRecord, tag: string | undefined): string {
