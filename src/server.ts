@@ -15,6 +15,7 @@ try {
 }
 
 const app = await buildApp(config).catch(cannotStart)
+app.log.info({ node: process.version }, `plant-store starting on Node ${process.version}`)
 
 // SIGTERM / SIGINT: stop accepting, let in-flight requests finish (new ones get 503),
 // commit and answer pending writes, close the store, exit 0; past the grace delay, exit 1.

@@ -24,6 +24,7 @@ t.test('logs are JSON lines, one per request, and never hold a token', async (t)
   await fetch(`${server.url}/docs/json`)
   await waitForLine(server.stdout, /docs\/json/)
   const lines = server.stdout.map((line) => JSON.parse(line))
+  t.ok(lines.some((line) => line.node === process.version && line.msg === `plant-store starting on Node ${process.version}`), 'the start names the Node version')
   const completed = lines.filter((line) => line.msg === 'request completed')
   t.same(completed.map((line) => [line.method, line.route, line.status]), [
     ['POST', '/plants', 200], ['POST', '/plants', 401], ['GET', '/docs/json', 200]
