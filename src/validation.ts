@@ -11,7 +11,9 @@ import { INT64_MAX, INT64_MIN, toInt64Value } from '../schemas/index.js'
 // schema wants an integer, and nothing else is (TypeBox's own Convert would read
 // "2.5" as 2).
 
-const INTEGER = /^-?\d+$/
+// At most 19 digits: an int64 needs no more, and a longer string stays a string (and
+// fails its check) rather than becoming a BigInt of attacker-chosen size.
+const INTEGER = /^-?\d{1,19}$/
 
 export function buildValidatorCompiler (references: TSchema[]): FastifySchemaCompiler<TSchema> {
   return ({ schema, httpPart }) => {

@@ -1,4 +1,5 @@
 import { connect } from 'node:net'
+import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
 import { startServer } from './helpers/server.js'
@@ -104,7 +105,7 @@ t.test('a page stops at its byte budget and still links to the rest', async (t) 
   t.equal(first.headers.link, `</plants?limit=1000&after=${page.length - 1}>; rel="next"`)
   const ids: number[] = []
   for (let url: string | undefined = '/plants?limit=1000'; url !== undefined;) {
-    const res = await app.inject({ url, headers: AUTH })
+    const res: LightMyRequestResponse = await app.inject({ url, headers: AUTH })
     ids.push(...res.json().map((plant: { id: number }) => plant.id))
     url = /^<([^>]+)>; rel="next"$/.exec(String(res.headers.link ?? ''))?.[1]
   }

@@ -1,30 +1,67 @@
+import { StoreBusy, StoreUnavailable } from './errors.js'
+
+/** The most bytes (as sizeOf counts them) one batch holds; an item larger than this is a batch of its own. */
+export const MAX_BATCH_BYTES = 4 * 1024 * 1024
+
+export interface GroupCommitOptions<Item, Result> {
+  /**
+   * Writes the items in one transaction and returns their results in order. When it
+   * throws, it must have stored none of them: the batch is then split and written again.
+   * An outage is thrown as StoreUnavailable, which fails the whole batch instead.
+   */
+  write: (items: Item[]) => Result[] | Promise<Result[]>
+  /** An estimate of the memory an item holds while it waits, in bytes. */
+  sizeOf: (item: Item) => number
+  /** The most items one batch holds. */
+  maxBatch: number
+  /** The most bytes that may wait: past it a submit is refused at once with StoreBusy. */
+  maxQueueBytes: number
+  /** Told the size of every write, those of a split batch included. */
+  onBatch?: (size: number) => void
+}
+
+interface Entry<Item, Result> {
+  item: Item
+  bytes: number
+  resolve: (result: Result) => void
+  reject: (error: unknown) => void
+}
+
 /**
- * Group commit: the creates that arrive together are written in one transaction,
+ * Group commit: the writes that arrive together are written in one transaction,
  * so one durable commit (one fsync) serves many requests instead of one each.
  *
  * An item waits at most until the event loop's next check phase (setImmediate):
- * under light load a create is flushed at once, under heavy load everything that
- * arrived while the last commit was running forms the next batch. A batch holds at
- * most `maxBatch` items; one flush runs at a time.
+ * under light load a write is flushed at once, under heavy load everything that
+ * arrived while the last commit was running forms the next batch, up to maxBatch items
+ * and MAX_BATCH_BYTES. One flush runs at a time.
+ *
+ * Hostile input must not hurt other clients: what waits is bounded in bytes, and an item
+ * the database refuses is isolated (see #commit) rather than failing its whole batch.
  */
 export class GroupCommit<Item, Result> {
-  readonly #write: (items: Item[]) => Result[] | Promise<Result[]>
-  readonly #maxBatch: number
-  readonly #onBatch: (size: number) => void
-  #queue: Array<{ item: Item, resolve: (result: Result) => void, reject: (error: unknown) => void }> = []
+  readonly #options: GroupCommitOptions<Item, Result>
+  #queue: Array<Entry<Item, Result>> = []
+  /** The bytes of every item submitted and not yet answered, those being written included. */
+  #bytes = 0
   #scheduled = false
   #flushing: Promise<void> | undefined
 
-  constructor (write: (items: Item[]) => Result[] | Promise<Result[]>, maxBatch: number, onBatch: (size: number) => void = () => {}) {
-    this.#write = write
-    this.#maxBatch = maxBatch
-    this.#onBatch = onBatch
+  constructor (options: GroupCommitOptions<Item, Result>) {
+    this.#options = options
   }
 
-  /** Resolves with the item's own result once its batch is committed, or rejects with the batch's error. */
+  /**
+   * Resolves with the item's own result once its batch is committed, or rejects with its
+   * own error. Rejects at once with StoreBusy when the queue is full; an item is always
+   * taken when nothing waits, however large (the body limit bounds a plant, this a queue).
+   */
   async submit (item: Item): Promise<Result> {
+    const bytes = this.#options.sizeOf(item)
+    if (this.#bytes > 0 && this.#bytes + bytes > this.#options.maxQueueBytes) throw new StoreBusy()
+    this.#bytes += bytes
     return await new Promise<Result>((resolve, reject) => {
-      this.#queue.push({ item, resolve, reject })
+      this.#queue.push({ item, bytes, resolve, reject })
       this.#schedule()
     })
   }
@@ -47,18 +84,52 @@ export class GroupCommit<Item, Result> {
 
   async #flush (): Promise<void> {
     if (this.#flushing !== undefined || this.#queue.length === 0) return
-    const batch = this.#queue.splice(0, this.#maxBatch)
-    this.#onBatch(batch.length)
-    this.#flushing = (async () => {
-      try {
-        const results = await this.#write(batch.map((entry) => entry.item))
-        batch.forEach((entry, i) => entry.resolve(results[i]))
-      } catch (error) {
-        for (const entry of batch) entry.reject(error)
-      }
-    })()
+    this.#flushing = this.#commit(this.#takeBatch())
     await this.#flushing
     this.#flushing = undefined
     if (this.#queue.length > 0) this.#schedule()
+  }
+
+  /** The oldest items: at least one, at most maxBatch of them and MAX_BATCH_BYTES. */
+  #takeBatch (): Array<Entry<Item, Result>> {
+    let count = 0
+    let bytes = 0
+    for (const entry of this.#queue) {
+      if (count === this.#options.maxBatch || (count > 0 && bytes + entry.bytes > MAX_BATCH_BYTES)) break
+      count++
+      bytes += entry.bytes
+    }
+    return this.#queue.splice(0, count)
+  }
+
+  /**
+   * Writes a batch and answers its items. A batch that fails with anything but
+   * StoreUnavailable stored nothing and was refused for one of its items (or a few): it
+   * is split in halves, each written on its own, until the item at fault stands alone
+   * and is answered with the error; every other item is written and answered as if it
+   * had not been there. That costs two writes per halving, and only when one fails.
+   */
+  async #commit (batch: Array<Entry<Item, Result>>): Promise<void> {
+    this.#options.onBatch?.(batch.length)
+    let results: Result[]
+    try {
+      results = await this.#options.write(batch.map((entry) => entry.item))
+    } catch (error) {
+      if (batch.length === 1 || error instanceof StoreUnavailable) {
+        for (const entry of batch) this.#answer(entry).reject(error)
+        return
+      }
+      const half = Math.ceil(batch.length / 2)
+      await this.#commit(batch.slice(0, half))
+      await this.#commit(batch.slice(half))
+      return
+    }
+    batch.forEach((entry, i) => this.#answer(entry).resolve(results[i]))
+  }
+
+  /** Releases the entry's bytes from the queue, for the caller to answer it. */
+  #answer (entry: Entry<Item, Result>): Entry<Item, Result> {
+    this.#bytes -= entry.bytes
+    return entry
   }
 }

@@ -1,21 +1,28 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { INT64_MAX, INT64_MIN } from '../../schemas/index.js'
-import { StoreUnavailable } from './errors.js'
+import { PlantRejected } from './errors.js'
 import { GroupCommit } from './group-commit.js'
+import { Outage } from './outage.js'
 import { migrate } from './sqlite-schema.js'
-import { samePlant, type CreateResult, type ListQuery, type PlantRecord, type PlantStore, type StoreContext } from './store.js'
+import {
+  pageStart, plantBytes, samePlant, WRITE_OVERHEAD_BYTES,
+  type CreateResult, type ListQuery, type PlantRecord, type PlantStore, type StoreContext
+} from './store.js'
 
 // SQLite answers these when the file, the disk or a lock is the problem, not the
 // request: the client should retry later (503), and the service recovers by itself.
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CORRUPT|NOTADB|CANTOPEN|READONLY|PROTOCOL)/
+// And these when it refuses the data itself (a constraint, a value too big): that plant
+// is answered 400, the others of its batch go on.
+const REFUSED = /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH)/
 
 // better-sqlite3 waits for a lock on the event loop, so the wait must stay short.
 const BUSY_TIMEOUT_MS = 250
 
 interface Row { id: bigint, name: string, tag: string | null }
-type Write = () => unknown
+/** A write waiting for its group commit, and what it is counted as in the write queue. */
+interface Write { run: () => unknown, bytes: number }
 
 /**
  * Plants in a SQLite file. WAL with synchronous=FULL: a write is acknowledged only
@@ -23,15 +30,14 @@ type Write = () => unknown
  */
 export class SqliteStore implements PlantStore {
   readonly #db: Database.Database
-  readonly #log: StoreContext['log']
+  readonly #outage: Outage
   readonly #statements
   readonly #writes: GroupCommit<Write, unknown>
-  #failing = false
 
-  constructor (path: string, { log, maxBatch, onBatch }: StoreContext) {
+  constructor (path: string, { log, maxBatch, maxQueueBytes, onBatch }: StoreContext) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     this.#db = new Database(path, { timeout: BUSY_TIMEOUT_MS })
-    this.#log = log
+    this.#outage = new Outage(log, 'SQLite')
     try {
       this.#db.pragma('journal_mode = WAL')
       this.#db.pragma('synchronous = FULL')
@@ -50,12 +56,25 @@ export class SqliteStore implements PlantStore {
       delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
       ping: db.prepare('SELECT 1')
     }
-    const commit = db.transaction((writes: Write[]) => writes.map((write) => write()))
-    this.#writes = new GroupCommit((writes) => this.#run(() => commit.immediate(writes)), maxBatch, onBatch)
+    // All or nothing: a write that throws rolls the whole batch back.
+    const transaction = db.transaction((writes: Write[]) => writes.map((write) => write.run()))
+    this.#writes = new GroupCommit({
+      write: (writes) => {
+        try {
+          return this.#run(() => transaction.immediate(writes))
+        } catch (err) {
+          throw REFUSED.test(codeOf(err)) ? new PlantRejected({ cause: err }) : err
+        }
+      },
+      sizeOf: (write) => write.bytes,
+      maxBatch,
+      maxQueueBytes,
+      onBatch
+    })
   }
 
   async create (plant: PlantRecord): Promise<CreateResult> {
-    return await this.#write((): CreateResult => {
+    return await this.#write(plantBytes(plant), (): CreateResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return { outcome: 'created', plant }
       const existing = toPlant(this.#statements.get.get(plant.id)!)
       return { outcome: samePlant(existing, plant) ? 'unchanged' : 'conflict', plant: existing }
@@ -68,8 +87,8 @@ export class SqliteStore implements PlantStore {
   }
 
   async list ({ limit, after, tag }: ListQuery): Promise<PlantRecord[]> {
-    const from = after === undefined ? INT64_MIN : after + 1n
-    if (from > INT64_MAX) return []
+    const from = pageStart(after)
+    if (from === undefined) return []
     const rows = this.#run(() => tag === undefined
       ? this.#statements.page.all(from, limit)
       : this.#statements.pageByTag.all(tag, from, limit))
@@ -77,7 +96,7 @@ export class SqliteStore implements PlantStore {
   }
 
   async delete (id: bigint): Promise<boolean> {
-    return await this.#write(() => this.#statements.delete.run(id).changes === 1)
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.delete.run(id).changes === 1)
   }
 
   async ping (): Promise<void> {
@@ -89,29 +108,30 @@ export class SqliteStore implements PlantStore {
     this.#db.close()
   }
 
-  async #write<Result> (write: () => Result): Promise<Result> {
-    return await this.#writes.submit(write) as Result
+  async #write<Result> (bytes: number, run: () => Result): Promise<Result> {
+    return await this.#writes.submit({ run, bytes }) as Result
   }
 
-  /** Runs a database call, turning an unavailable file or disk into a 503, logged once per outage. */
+  /**
+   * Runs a database call, turning an unavailable file or disk into StoreUnavailable.
+   * Every call tries the file, even during an outage: SQLite fails at once, and the
+   * first call that succeeds ends the outage.
+   */
   #run<T> (operation: () => T): T {
     try {
       const result = operation()
-      if (this.#failing) {
-        this.#failing = false
-        this.#log.info('the SQLite store is available again')
-      }
+      this.#outage.recover()
       return result
     } catch (err) {
-      const code = (err as { code?: unknown }).code
-      if (typeof code !== 'string' || !UNAVAILABLE.test(code)) throw err
-      if (!this.#failing) {
-        this.#failing = true
-        this.#log.error({ err }, 'the SQLite store is unavailable; answering 503 until it recovers')
-      }
-      throw new StoreUnavailable({ cause: err })
+      if (!UNAVAILABLE.test(codeOf(err))) throw err
+      throw this.#outage.fail(err)
     }
   }
+}
+
+function codeOf (err: unknown): string {
+  const code = (err as { code?: unknown }).code
+  return typeof code === 'string' ? code : ''
 }
 
 function toPlant ({ id, name, tag }: Row): PlantRecord {

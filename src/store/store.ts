@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { NewPlant } from '../../schemas/index.js'
+import { INT64_MAX, INT64_MIN, type NewPlant } from '../../schemas/index.js'
 
 /** A plant as the store keeps it: the id always a bigint, whatever the JSON carried. */
 export type PlantRecord = Omit<NewPlant, 'id'> & { id: bigint }
@@ -38,13 +38,30 @@ export function samePlant (a: PlantRecord, b: PlantRecord): boolean {
   return a.name === b.name && a.tag === b.tag
 }
 
+/** The smallest id a keyset page may hold: the first after `after`; undefined when no id can follow it. */
+export function pageStart (after: bigint | undefined): bigint | undefined {
+  if (after === undefined) return INT64_MIN
+  return after < INT64_MAX ? after + 1n : undefined
+}
+
+/**
+ * What a write is counted as while it waits, besides its strings: the record, the
+ * promise and the request waiting on it. A delete is counted as this alone.
+ */
+export const WRITE_OVERHEAD_BYTES = 128
+
+/** An estimate of the memory a plant holds while it waits to be written: its strings are UTF-16. */
+export function plantBytes (plant: PlantRecord): number {
+  return WRITE_OVERHEAD_BYTES + 2 * (plant.name.length + (plant.tag?.length ?? 0))
+}
+
 /** What an engine is given besides its configuration. */
 export interface StoreContext {
   log: FastifyBaseLogger
-  /** The most writes one group-commit transaction holds. */
+  /** The most writes one group-commit transaction holds (it also holds at most MAX_BATCH_BYTES of them). */
   maxBatch: number
   /** The most bytes of writes that may wait; past it a write is refused at once with StoreBusy. */
   maxQueueBytes: number
-  /** Told the size of every group-commit batch. */
+  /** Told the size of every group-commit transaction, the smaller ones a refused batch is split into included. */
   onBatch: (size: number) => void
 }

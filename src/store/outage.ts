@@ -1,0 +1,82 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { StoreUnavailable } from './errors.js'
+import type { StoreContext } from './store.js'
+
+// While down, how long between probes: how soon after the database is back the store
+// serves again.
+const PROBE_INTERVAL_MS = 500
+
+/**
+ * Whether a store can serve now, the one place every engine keeps it: an outage is logged
+ * once with its cause and the recovery once, however many operations fail in between.
+ *
+ * Given a probe, it is also a circuit breaker. While down, `check` refuses every
+ * operation at once instead of letting each wait out its own timeout against a database
+ * known not to answer, and only the probe, run in the background every PROBE_INTERVAL_MS
+ * (one at a time), ends the outage. Without a probe (SQLite, whose failures are
+ * immediate) operations go on trying, and the first that succeeds calls `recover`.
+ */
+export class Outage {
+  readonly #log: StoreContext['log']
+  readonly #store: string
+  readonly #probe: (() => Promise<void>) | undefined
+  readonly #closing = new AbortController()
+  #down = false
+  #cause: unknown
+  #probing: Promise<void> | undefined
+
+  /** `store` names the engine in the log lines. */
+  constructor (log: StoreContext['log'], store: string, probe?: () => Promise<void>) {
+    this.#log = log
+    this.#store = store
+    this.#probe = probe
+  }
+
+  /** Throws StoreUnavailable, with the outage's cause, while the store is down. */
+  check (): void {
+    if (this.#down) throw new StoreUnavailable({ cause: this.#cause })
+  }
+
+  /** Marks the store down (logged if it was up) and returns the error to throw. */
+  fail (err: unknown): StoreUnavailable {
+    if (!this.#down) {
+      this.#down = true
+      this.#cause = err
+      this.#log.error({ err }, `the ${this.#store} store is unavailable; answering 503 until it recovers`)
+      if (this.#probe !== undefined && this.#probing === undefined && !this.#closing.signal.aborted) {
+        this.#probing = this.#probeUntilUp(this.#probe).finally(() => { this.#probing = undefined })
+      }
+    }
+    return new StoreUnavailable({ cause: err })
+  }
+
+  /** Marks the store up again, logged if it was down. */
+  recover (): void {
+    if (!this.#down) return
+    this.#down = false
+    this.#log.info(`the ${this.#store} store is available again`)
+  }
+
+  /** Stops the probe; resolves once none is running. */
+  async close (): Promise<void> {
+    this.#closing.abort()
+    await this.#probing
+  }
+
+  async #probeUntilUp (probe: () => Promise<void>): Promise<void> {
+    while (this.#down) {
+      try {
+        await sleep(PROBE_INTERVAL_MS, undefined, { signal: this.#closing.signal })
+      } catch {
+        return // closed
+      }
+      try {
+        await probe()
+        this.recover()
+      } catch (err) {
+        // Expected while the outage lasts; the outage itself is logged already.
+        this.#log.debug({ err }, `the ${this.#store} store still does not answer`)
+      }
+    }
+  }
+}

@@ -1,0 +1,69 @@
+import pg from 'pg'
+
+// An unreachable database must answer a request with a 503 in seconds, never hang it:
+// connecting (or waiting for a pooled connection), then each statement, are bounded.
+// The server cancels a statement first, which keeps the connection usable; the client's
+// own timeout covers a server or network that no longer answers at all.
+const CONNECT_TIMEOUT_MS = 2000
+const STATEMENT_TIMEOUT_MS = 3000
+const QUERY_TIMEOUT_MS = 4000
+// The probe that ends an outage runs again soon: it need not wait long.
+const PROBE_TIMEOUT_MS = 1000
+
+// Errors that say the database cannot be reached or cannot serve now, not that the
+// request is wrong: network failures, and SQLSTATE classes 08 (connection), 53
+// (insufficient resources), 57P01-57P03 (shutting down, starting up) and 57014
+// (statement_timeout).
+const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-3]$|57014$)/
+// node-postgres's own timeouts and lost connections carry no code, only these messages.
+const UNAVAILABLE_MESSAGE = /timeout|Connection terminated|not queryable/i
+// Errors that refuse the data itself: SQLSTATE classes 22 (data exception), 23 (integrity
+// constraint violation) and 54 (program limit exceeded, such as an index entry too large).
+const REFUSED_SQLSTATE = /^(22|23|54)/
+
+/** The pool's settings: every wait bounded. */
+export function poolConfig (url: string, poolSize: number): pg.PoolConfig {
+  return {
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
+    application_name: 'plant-store'
+  }
+}
+
+/** True when the error says the database cannot serve now (a 503), not that the request is wrong. */
+export function unavailable (err: unknown): boolean {
+  const { code, message } = err as { code?: unknown, message?: unknown }
+  if (typeof code === 'string') return NETWORK_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code)
+  return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)
+}
+
+/** True when PostgreSQL refused the data written (a 400 for that plant alone). */
+export function refused (err: unknown): boolean {
+  const { code } = err as { code?: unknown }
+  return typeof code === 'string' && REFUSED_SQLSTATE.test(code)
+}
+
+/**
+ * SELECT 1 on a connection of its own, on short timeouts: it must not wait behind the
+ * pool's connections, which may all be stalled on the outage it checks.
+ */
+export async function probe (url: string): Promise<void> {
+  const client = new pg.Client({
+    ...poolConfig(url, 1),
+    connectionTimeoutMillis: PROBE_TIMEOUT_MS,
+    statement_timeout: PROBE_TIMEOUT_MS,
+    query_timeout: PROBE_TIMEOUT_MS
+  })
+  client.on('error', () => {}) // reported by the call that fails
+  try {
+    await client.connect()
+    await client.query('SELECT 1')
+  } finally {
+    // Not awaited: a server that stopped answering may never acknowledge the goodbye.
+    client.end().catch(() => {})
+  }
+}

@@ -1,0 +1,96 @@
+import type pg from 'pg'
+import { PlantRejected, StoreUnavailable } from './errors.js'
+import { refused } from './postgres-connection.js'
+import { samePlant, type CreateResult, type PlantRecord } from './store.js'
+
+// The plants table as the PostgreSQL store reads and writes it.
+
+/** A row as node-postgres returns it: int8 as a string, bytea as a Buffer. */
+export interface Row { id: string, name: Buffer, tag: Buffer | null }
+
+/** Runs one statement; an unreachable database is thrown as StoreUnavailable. */
+export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>
+
+export const SELECT_PLANTS = 'SELECT id, name, tag FROM plants'
+
+/**
+ * A page of one tag: an index range scan of plants_by_tag_hash, which holds the tag's
+ * md5, so that a tag of any length fits a btree entry; comparing the tag itself rules
+ * out a collision. Exported for the test that checks its plan.
+ */
+export const SELECT_PAGE_BY_TAG = `${SELECT_PLANTS} WHERE md5(tag) = md5($1::bytea) AND tag = $1 AND id >= $2 ORDER BY id LIMIT $3`
+
+const INSERT_PLANTS = `INSERT INTO plants (id, name, tag)
+  SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) AS batch (id, name, tag) ORDER BY id
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id`
+
+/**
+ * Writes a batch of creates. One statement inserts the whole batch, ids in ascending
+ * order: two instances' batches then take their row locks in the same order and cannot
+ * deadlock. The ids it did not insert were there already; reading them tells a retry
+ * from a conflict. Within the batch the first create of an id is the one inserted, later
+ * ones compare with it.
+ *
+ * Until the first INSERT has committed, an error means nothing was stored, and
+ * GroupCommit may write the batch again in halves to isolate a refused plant. After it,
+ * it must not: its plants would answer 'unchanged'. The statements that follow (a read,
+ * and an INSERT again of plants deleted meanwhile) cannot refuse data with this schema:
+ * ON CONFLICT skips a row only after its constraints are checked, and the one check a
+ * skipped row escapes, its tag index entry, is a fixed-size hash. Were one to fail
+ * anyway, only an outage fails the whole batch; any other error answers the plants not
+ * settled yet, and those committed keep their answer.
+ */
+export async function createBatch (query: Query, plants: PlantRecord[]): Promise<Array<CreateResult | Error>> {
+  const stored = new Map<bigint, PlantRecord | Error>()
+  const created = new Set<PlantRecord>()
+  const firsts = new Map<bigint, PlantRecord>()
+  for (const plant of plants) if (!firsts.has(plant.id)) firsts.set(plant.id, plant)
+  let pending = [...firsts.values()]
+  let committed = false
+  try {
+    while (pending.length > 0) {
+      for (const plant of await insert(query, pending)) {
+        stored.set(plant.id, plant)
+        created.add(plant)
+      }
+      committed = true
+      const present = pending.filter((plant) => !created.has(plant))
+      if (present.length === 0) break
+      const { rows } = await query<Row>(`${SELECT_PLANTS} WHERE id = ANY($1::bigint[])`, [present.map((p) => String(p.id))])
+      for (const row of rows) stored.set(BigInt(row.id), toPlant(row))
+      // Deleted by another instance between the two statements: insert it again.
+      pending = present.filter((plant) => !stored.has(plant.id))
+    }
+  } catch (err) {
+    if (!committed || err instanceof StoreUnavailable) throw err
+    for (const plant of firsts.values()) if (!stored.has(plant.id)) stored.set(plant.id, err as Error)
+  }
+  return plants.map((plant) => {
+    if (created.has(plant)) return { outcome: 'created', plant }
+    const existing = stored.get(plant.id)!
+    if (existing instanceof Error) return existing
+    return { outcome: samePlant(existing, plant) ? 'unchanged' : 'conflict', plant: existing }
+  })
+}
+
+/** Inserts plants of distinct ids in one statement, all or none; returns those it inserted. */
+async function insert (query: Query, plants: PlantRecord[]): Promise<PlantRecord[]> {
+  try {
+    const { rows } = await query<{ id: string }>(INSERT_PLANTS,
+      [plants.map((p) => String(p.id)), plants.map((p) => utf8(p.name)), plants.map((p) => p.tag === undefined ? null : utf8(p.tag))])
+    const inserted = new Set(rows.map((row) => BigInt(row.id)))
+    return plants.filter((plant) => inserted.has(plant.id))
+  } catch (err) {
+    throw refused(err) ? new PlantRejected({ cause: err }) : err
+  }
+}
+
+export function utf8 (text: string): Buffer {
+  return Buffer.from(text, 'utf8')
+}
+
+export function toPlant ({ id, name, tag }: Row): PlantRecord {
+  const plant = { id: BigInt(id), name: name.toString('utf8') }
+  return tag === null ? plant : { ...plant, tag: tag.toString('utf8') }
+}

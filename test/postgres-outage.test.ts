@@ -1,0 +1,87 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import t from 'tap'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
+import { postgresUnavailable, startPostgres } from './helpers/postgres.js'
+import { retryUntil, startRelay } from './helpers/postgres-relay.js'
+
+// The store's statement timeout in the driver; the bounds below leave room for a busy machine.
+const STATEMENT_TIMEOUT_MS = 4000
+
+/** A request and how long its answer took. */
+async function timed (request: () => Promise<LightMyRequestResponse>): Promise<{ res: LightMyRequestResponse, ms: number }> {
+  const started = Date.now()
+  const res = await request()
+  return { res, ms: Date.now() - started }
+}
+
+/** Creates a plant until one is answered 200; how long that took after the database came back. */
+async function servedAgain (app: FastifyInstance, id: number): Promise<{ status: number, ms: number }> {
+  const { value, ms } = await retryUntil(async () => (await postPlant(app, { id, name: 'after' })).statusCode, (status) => status === 200, 10_000)
+  return { status: value, ms }
+}
+
+t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async (t) => {
+  const server = await startPostgres(t)
+
+  t.test('no request waits past one statement timeout; once one has timed out, 503 at once until it answers again', async (t) => {
+    const relay = await startRelay(t, await server.createDatabase('breaker'))
+    const app = await testApp(t, { DATABASE_URL: relay.url })
+    t.equal((await postPlant(app, { id: 0, name: 'before' })).statusCode, 200)
+
+    relay.freeze()
+    const frozenAt = Date.now()
+    // 40 creates, one every 125 ms: through the first statement timeout and a second past it.
+    const creates = await Promise.all(Array.from({ length: 40 }, async (_, i) => {
+      await sleep(i * 125)
+      const sentAt = Date.now() - frozenAt
+      return { sentAt, ...await timed(async () => await postPlant(app, { id: i + 1, name: `during ${i}` })) }
+    }))
+    t.same(creates.map(({ res }) => res.statusCode), Array(40).fill(503), 'every create answered 503')
+    assertError(t, creates[0].res, 503)
+    const slowest = Math.max(...creates.map(({ ms }) => ms))
+    t.ok(slowest < STATEMENT_TIMEOUT_MS + 1000, `none waited past the statement timeout: the slowest ${slowest} ms`)
+    const firstAnswer = Math.min(...creates.map(({ sentAt, ms }) => sentAt + ms))
+    t.ok(firstAnswer > STATEMENT_TIMEOUT_MS - 500, `the first answer came when the first statement timed out, after ${firstAnswer} ms`)
+    const late = creates.filter(({ sentAt }) => sentAt > firstAnswer + 50)
+    t.ok(late.length >= 3, `${late.length} creates sent after it`)
+    t.same(late.filter(({ ms }) => ms >= 100).map(({ ms }) => ms), [], 'each of those answered 503 in under 100 ms')
+
+    const down = await Promise.all([
+      timed(async () => await app.inject({ url: '/health/ready' })),
+      timed(async () => await app.inject({ url: '/plants/0', headers: AUTH })),
+      timed(async () => await app.inject({ url: '/plants?tag=x', headers: AUTH })),
+      timed(async () => await app.inject({ method: 'DELETE', url: '/plants/0', headers: AUTH }))
+    ])
+    for (const { res } of down) assertError(t, res, 503)
+    t.ok(down.every(({ ms }) => ms < 200), `not ready, no read, no delete, each at once: ${down.map(({ ms }) => ms).join(', ')} ms`)
+
+    relay.thaw()
+    const { status, ms } = await servedAgain(app, 1000)
+    t.equal(status, 200, 'served again without a restart')
+    t.ok(ms < 2500, `within ${ms} ms of the database answering again`)
+    t.equal((await app.inject({ url: '/plants/0', headers: AUTH })).body, '{"id":0,"name":"before"}', 'the plant kept')
+    t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200, 'ready again')
+  })
+
+  t.test('a full write queue answers 503 with Retry-After at once, and takes writes again once emptied', async (t) => {
+    const relay = await startRelay(t, await server.createDatabase('queue'))
+    const app = await testApp(t, { DATABASE_URL: relay.url, WRITE_QUEUE_LIMIT_BYTES: '1024' })
+    const name = 'n'.repeat(400)
+    t.equal((await postPlant(app, { id: 0, name })).statusCode, 200, 'one such plant fits')
+
+    relay.freeze() // the first batch stalls, and holds its bytes until it is answered
+    const creates = await Promise.all(Array.from({ length: 10 }, async (_, i) =>
+      await timed(async () => await postPlant(app, { id: i + 1, name }))))
+    const busy = creates.filter(({ res }) => res.headers['retry-after'] !== undefined)
+    t.ok(busy.length >= 5, `${busy.length} of 10 refused: the queue holds about one`)
+    t.match(assertError(t, busy[0].res, 503), /too many writes are waiting/)
+    t.same(busy.map(({ res }) => res.headers['retry-after']), busy.map(() => '1'), 'each with Retry-After: 1')
+    t.ok(busy.every(({ ms }) => ms < 1000), `each at once, not after the statement timeout: ${busy.map(({ ms }) => ms).join(', ')} ms`)
+
+    relay.thaw()
+    t.equal((await servedAgain(app, 100)).status, 200, 'creates succeed again')
+    const again = await Promise.all([101, 102, 103].map(async (id) => (await postPlant(app, { id, name })).statusCode))
+    t.ok(again.includes(200), `the queue was emptied: ${again.join(', ')}`)
+  })
+})
