@@ -3,7 +3,7 @@ import { ref } from './ref.js'
 
 // What each error status means, stated once for every route that can answer it.
 const meanings = {
-  400: 'The request is not valid: malformed or empty JSON, a field or parameter of the wrong type, an id outside int64. The message names the field and the rule.',
+  400: 'The request is not valid: malformed, ambiguous (a key twice) or empty JSON, a number over 64 characters, nesting over 64 levels, more than 10000 values, a field or parameter of the wrong type or too long, an id outside int64, a path that is not valid percent-encoding, or a plant the store cannot keep. The message names the field and the rule.',
   401: 'The bearer token is missing or not accepted. The response carries `WWW-Authenticate: Bearer`.',
   404: 'No such route, or no plant with this id.',
   408: 'The request did not arrive within the time limits (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS). The connection is closed.',
@@ -13,7 +13,7 @@ const meanings = {
   431: 'The request headers are larger than the limit (16 KiB). The connection is closed.',
   429: 'Too many requests: more than RATE_LIMIT_PER_TOKEN a second with this token, or too many rejected tokens from this address. Retry after the `Retry-After` seconds.',
   500: 'Unexpected error. The details are in the service log, never in the response.',
-  503: 'The service cannot serve the request now: the store is unavailable (disk full, file locked, database unreachable), the service is overloaded (with `Retry-After`), or it is shutting down. Nothing was stored; retry later.'
+  503: 'The service cannot serve the request now: the store is unavailable (disk full, file locked, database unreachable), too many writes are waiting for it (with `Retry-After`), the service is overloaded (with `Retry-After`), or it is shutting down. Nothing was stored; retry later.'
 } as const
 
 export type ErrorStatus = keyof typeof meanings

@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import type { FastifyInstance, HTTPMethods, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { AUTH, TOKEN, testApp } from './helpers/app.js'
+import { fuzzSettings } from './helpers/fuzz.js'
 
 // Property-based HTTP fuzzing through app.inject: generated hostile requests (bodies,
 // paths, methods, query strings, header values, client addresses) and the properties
@@ -14,9 +15,7 @@ import { AUTH, TOKEN, testApp } from './helpers/app.js'
 // About 3,000 requests in all, about 13 s with coverage on a 2-core machine.
 const DEFAULT_RUNS = 600
 
-const seed = integerFromEnv('FUZZ_SEED', Date.now() ^ Math.floor(Math.random() * 0x100000000))
-const numRuns = integerFromEnv('FUZZ_RUNS', DEFAULT_RUNS)
-if (numRuns < 1) throw new Error('FUZZ_RUNS must be at least 1')
+const { seed, numRuns } = fuzzSettings(DEFAULT_RUNS)
 
 // Limits this test does not exercise, switched off or out of reach, so that every answer
 // is the service's answer to the request itself: no per-token rate, no lockout after
@@ -31,14 +30,6 @@ const MAX_MESSAGE = 300
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
-
-function integerFromEnv (name: string, fallback: number): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isSafeInteger(value)) throw new Error(`${name} must be an integer, not ${raw}`)
-  return value
-}
 
 // ---------------------------------------------------------------------------------
 // Requests
@@ -723,7 +714,6 @@ async function holds (
   }
 }
 
-t.comment(`FUZZ_SEED=${seed} FUZZ_RUNS=${numRuns}`)
 // Long runs (npm run fuzz) get the time they need: at most 10 ms a request.
 t.setTimeout(Math.max(180_000, 5 * numRuns * 10))
 
