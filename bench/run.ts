@@ -776,10 +776,11 @@ function printRows (rows: Row[]): boolean {
       pct(m.cpu.server),
       pct(m.cpu.loadGenerator),
       pct(m.cpu.kernel),
-      pct(m.cpu.others)
+      pct(m.cpu.others),
+      process.version // every server runs on the runner's own Node (process.execPath)
     ]
   })
-  console.log(table(['scenario', 'requests/s', 'p50 ms', 'p99 ms', 'vs baseline', 'non-2xx', 'socket errors', 'server CPU', 'load gen CPU', 'kernel CPU', 'other processes'], body))
+  console.log(table(['scenario', 'requests/s', 'p50 ms', 'p99 ms', 'vs baseline', 'non-2xx', 'socket errors', 'server CPU', 'load gen CPU', 'kernel CPU', 'other processes', 'node'], body))
   console.log()
   console.log('CPU columns: share of one core over the measured run (the machine has ' + String(cpuCount) + '). kernel: interrupts, softirqs and kernel threads (loopback TCP, disk writeback, journal), charged to no process. other processes: anything else running on the machine; above ' + pct(NOISE) + ' the row is flagged as noisy.')
   console.log()
