@@ -1,8 +1,8 @@
 /**
  * The fallback load generator, for machines without wrk: the same job as
- * bench/request.lua, run as its own process by bench/run.ts (so it can be pinned to
+ * bench/request.lua, run as its own process by bench/load.ts (so it can be pinned to
  * its own core), printing the same BENCH_RESULT line. Its one argument is the JSON
- * of run.ts's LoadOptions plus connections, seconds, token and timeoutSeconds.
+ * of load.ts's LoadOptions plus connections, seconds, token and timeoutSeconds.
  */
 import { Agent, request as httpRequest } from 'node:http'
 import { createRequire } from 'node:module'

@@ -1,7 +1,8 @@
 /**
  * The bench's floor: what node:http alone costs for POST /plants on this machine.
  * No validation, auth, logging or storage, so the gap to the real service is what
- * Fastify, the contract and the store add. Run as its own process by bench/run.ts.
+ * Fastify, the contract and the store add. Run as its own process: the baseline row
+ * of bench/scenarios.ts.
  */
 import { createServer } from 'node:http'
 

@@ -16,7 +16,7 @@
 -- more in the middle of its keys (a sorted array, a B-tree's page splits) is measured
 -- at its usual cost, not at the cost of one stream of ids landing before another's.
 --
--- done() prints one line, `BENCH_RESULT {json}`, that bench/run.ts parses.
+-- done() prints one line, `BENCH_RESULT {json}`, that bench/load.ts parses.
 
 local thread_count = 0
 

@@ -5,7 +5,7 @@ import { NewPlant, Plant, StoredPlant } from './plant.js'
 
 export { ErrorBody, Health, NewPlant, Plant, StoredPlant }
 export { NAME_MAX_LENGTH, PlantIdParams, PlantListQuery, TAG_MAX_LENGTH } from './plant.js'
-export { Int64, toInt64Value, INT64_MAX, INT64_MIN } from './int64.js'
+export { Int64, INT64_MAX, INT64_MIN } from './int64.js'
 export { ref } from './ref.js'
 export { errorResponses } from './responses.js'
 

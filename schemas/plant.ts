@@ -41,4 +41,5 @@ export const PlantListQuery = Type.Object({
 })
 
 export type Plant = Static<typeof Plant>
-export type NewPlant = Static<typeof NewPlant>
+/** A plant with its id, as created and as stored: the id a bigint, whatever the JSON carried. */
+export type StoredPlant = Static<typeof StoredPlant>

@@ -1,22 +1,29 @@
 import underPressure from '@fastify/under-pressure'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/index.js'
-import auth from './auth.js'
-import closing from './closing.js'
 import { secretsOf, type Config } from './config.js'
-import docs from './docs.js'
-import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, refuseUnrouted } from './error-handler.js'
-import health from './health.js'
-import { Overloaded } from './http-errors.js'
-import { parseJsonBody } from './json-body.js'
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, refuseUnrouted } from './http/error-handler.js'
+import { Overloaded } from './http/errors.js'
+import { parseJsonBody } from './http/json-body.js'
+import { requestIdGenerator } from './http/request-id.js'
+import { RequestLog } from './http/request-log.js'
+import { buildValidatorCompiler } from './http/validation.js'
 import { loggerOptions } from './logger.js'
-import metrics, { metricsRoute } from './metrics.js'
 import plants from './plants/plugin.js'
-import { requestIdGenerator } from './request-id.js'
-import { RequestLog } from './request-log.js'
-import { setAnswerHeaders } from './security-headers.js'
-import { buildValidatorCompiler } from './validation.js'
+import answerHeaders from './plugins/answer-headers.js'
+import auth from './plugins/auth.js'
+import closing from './plugins/closing.js'
+import docs from './plugins/docs.js'
+import metrics from './plugins/metrics.js'
+import readiness from './plugins/readiness.js'
+import health from './routes/health.js'
+import metricsRoute from './routes/metrics.js'
 
+/**
+ * Builds the app from its configuration: the request machinery (parser, validator, the
+ * one error path), then the plugins that hook or decorate every request, then the routes;
+ * the plant routes in a scope of their own, behind overload protection and auth.
+ */
 export async function buildApp (config: Config): Promise<FastifyInstance> {
   const { limits } = config
   const app = Fastify({
@@ -38,22 +45,19 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(buildValidatorCompiler(sharedSchemas))
   for (const schema of sharedSchemas) app.addSchema(schema)
-
   // JSON is the only body this API takes: anything else is a 415, text/plain included.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: unknown, body: Buffer) => parseJsonBody(body))
-
   app.setErrorHandler(errorHandler)
   app.setNotFoundHandler(notFoundHandler)
-  app.addHook('onRequest', (request, reply, done) => {
-    setAnswerHeaders(request, reply)
-    done()
-  })
-  app.addHook('onRequest', refuseUnrouted)
 
+  await app.register(answerHeaders)
+  app.addHook('onRequest', refuseUnrouted)
   await app.register(closing)
   await app.register(metrics)
+  await app.register(readiness)
   await app.register(docs)
+
   await app.register(health)
   if (!config.metricsRequireToken) await app.register(metricsRoute, { requireToken: false })
   await app.register(async function api (scope) {

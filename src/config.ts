@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { getHeapStatistics } from 'node:v8'
 import proxyAddr from '@fastify/proxy-addr'
-
-/** Where plants are kept, parsed from DATABASE_URL. */
-export type DatabaseConfig =
-  | { engine: 'memory' }
-  | { engine: 'sqlite', path: string }
-  | { engine: 'postgres', url: string, poolSize: number }
+import type { TSchema } from '@sinclair/typebox'
+import envSchema from 'env-schema'
+import { Env } from '../schemas/env.js'
+import type { DatabaseConfig } from './store/open.js'
 
 export interface Config {
   host: string
@@ -15,7 +13,7 @@ export interface Config {
   apiTokens: string[]
   /** Set when API_TOKENS was empty and a token was made for this run. */
   generatedToken?: string
-  logLevel: string
+  logLevel: Env['LOG_LEVEL']
   bodyLimit: number
   database: DatabaseConfig
   /** The most writes one group-commit transaction holds; 1 turns group commit off. */
@@ -46,15 +44,72 @@ export interface Limits {
 
 export class ConfigError extends Error {}
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 // RFC 6750 token68: what may follow "Bearer " in an Authorization header.
 const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/
 // Shorter tokens can be guessed or remembered; generated ones are 32 characters.
 const MIN_TOKEN_LENGTH = 16
 
-/** Reads the environment once, at start; a bad value stops the start with a message saying which. */
+/** Reads the environment once, at start; a bad value stops the start with a message naming it. */
 export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
-  const tokens = (env.API_TOKENS ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '')
+  const e = validated(env)
+  const tokens = apiTokens(e.API_TOKENS)
+  const generatedToken = tokens.length === 0 ? randomBytes(24).toString('base64url') : undefined
+  if (e.HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS')
+  }
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    apiTokens: generatedToken === undefined ? tokens : [generatedToken],
+    generatedToken,
+    logLevel: e.LOG_LEVEL,
+    bodyLimit: e.BODY_LIMIT,
+    database: database(e.DATABASE_URL, e.DATABASE_POOL_SIZE),
+    groupCommitMaxBatch: e.GROUP_COMMIT_MAX_BATCH,
+    writeQueueLimitBytes: e.WRITE_QUEUE_LIMIT_BYTES,
+    limits: {
+      ratePerToken: e.RATE_LIMIT_PER_TOKEN,
+      authFailuresPerMinute: e.AUTH_FAILURE_LIMIT,
+      requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+      headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
+      keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+      maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
+      // Refusing work near the heap's limit beats dying of it.
+      maxHeapUsedBytes: Math.floor(e.MAX_HEAP_USED_PERCENT / 100 * getHeapStatistics().heap_size_limit)
+    },
+    trustProxy: proxies(e.TRUST_PROXY),
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    metricsRequireToken: e.METRICS_REQUIRE_TOKEN
+  }
+}
+
+/**
+ * The environment checked against its schema by env-schema (defaults filled in, numbers
+ * and booleans read from their text). An empty variable counts as unset, and a refusal
+ * names the variable, what it must be and what it was.
+ */
+function validated (env: NodeJS.ProcessEnv): Env {
+  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
+  try {
+    return envSchema<Env>({ schema: structuredClone(Env), data: given, env: false })
+  } catch (err) {
+    const [first] = (err as { errors?: Array<{ instancePath: string }> }).errors ?? []
+    const name = first?.instancePath.slice(1)
+    const property: TSchema | undefined = Env.properties[name as keyof Env]
+    if (property === undefined) throw err
+    throw new ConfigError(`${name} must be ${expected(property)}; got ${JSON.stringify(env[name])}`)
+  }
+}
+
+function expected (schema: TSchema): string {
+  if (schema.enum !== undefined) return `one of ${(schema.enum as string[]).join(', ')}`
+  if (schema.type === 'integer') return `a whole number from ${schema.minimum} to ${schema.maximum}`
+  if (schema.type === 'number') return `a number from ${schema.minimum} to ${schema.maximum}`
+  return 'true or false'
+}
+
+function apiTokens (raw: string): string[] {
+  const tokens = raw.split(',').map((t) => t.trim()).filter((t) => t !== '')
   tokens.forEach((token, i) => {
     if (!TOKEN68.test(token)) {
       throw new ConfigError(`API_TOKENS: token ${i + 1} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`)
@@ -63,39 +118,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(`API_TOKENS: token ${i + 1} is ${token.length} characters long; a token needs at least ${MIN_TOKEN_LENGTH} to be secret`)
     }
   })
-  const generatedToken = tokens.length === 0 ? randomBytes(24).toString('base64url') : undefined
-  const logLevel = env.LOG_LEVEL ?? 'info'
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(logLevel)}`)
-  }
-  const config: Config = {
-    host: env.HOST ?? '127.0.0.1',
-    port: integer(env, 'PORT', 3000, 0, 65535),
-    apiTokens: generatedToken === undefined ? tokens : [generatedToken],
-    generatedToken,
-    logLevel,
-    bodyLimit: integer(env, 'BODY_LIMIT', 1024 * 1024, 1, 2 ** 31 - 1),
-    database: parseDatabaseUrl(env.DATABASE_URL ?? 'sqlite:data/plants.db', integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000)),
-    groupCommitMaxBatch: integer(env, 'GROUP_COMMIT_MAX_BATCH', 512, 1, 100_000),
-    writeQueueLimitBytes: integer(env, 'WRITE_QUEUE_LIMIT_BYTES', 16 * 1024 * 1024, 1024, 2 ** 31 - 1),
-    limits: {
-      ratePerToken: integer(env, 'RATE_LIMIT_PER_TOKEN', 50_000, 0, 1e9),
-      authFailuresPerMinute: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 1e9),
-      requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1, 3_600_000),
-      headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 1, 3_600_000),
-      keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5_000, 1, 3_600_000),
-      maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', 1_000, 0, 3_600_000),
-      // Refusing work near the heap's limit beats dying of it: 90% of what V8 allows.
-      maxHeapUsedBytes: integer(env, 'MAX_HEAP_USED_BYTES', Math.floor(0.9 * getHeapStatistics().heap_size_limit), 0, Number.MAX_SAFE_INTEGER)
-    },
-    trustProxy: proxies(env.TRUST_PROXY),
-    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 1, 3_600_000),
-    metricsRequireToken: boolean(env, 'METRICS_REQUIRE_TOKEN', false)
-  }
-  if (config.limits.headersTimeoutMs > config.limits.requestTimeoutMs) {
-    throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS')
-  }
-  return config
+  return tokens
 }
 
 /** What no log line may show: the tokens, and the database password in each form it may be written. */
@@ -118,7 +141,7 @@ export function secretsOf (config: Config): string[] {
   return secrets
 }
 
-function proxies (raw = ''): string[] {
+function proxies (raw: string): string[] {
   const list = raw.split(',').map((a) => a.trim()).filter((a) => a !== '')
   try {
     proxyAddr.compile(list)
@@ -128,28 +151,10 @@ function proxies (raw = ''): string[] {
   return list
 }
 
-function boolean (env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  if (raw === 'true' || raw === '1') return true
-  if (raw === 'false' || raw === '0') return false
-  throw new ConfigError(`${name} must be true or false; got ${JSON.stringify(raw)}`)
-}
-
-function parseDatabaseUrl (url: string, poolSize: number): DatabaseConfig {
+function database (url: string, poolSize: number): DatabaseConfig {
   if (url === 'memory:') return { engine: 'memory' }
   if (/^postgres(ql)?:\/\/./.test(url)) return { engine: 'postgres', url, poolSize }
   if (url.startsWith('sqlite:') && url.length > 'sqlite:'.length) return { engine: 'sqlite', path: url.slice('sqlite:'.length) }
   // Only the scheme is echoed: a URL may hold a password.
   throw new ConfigError(`DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got a URL starting ${JSON.stringify(url.split(':', 1)[0] + ':')}`)
-}
-
-function integer (env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!/^\d+$/.test(raw) || value < min || value > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}; got ${JSON.stringify(raw)}`)
-  }
-  return value
 }

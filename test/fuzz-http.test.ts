@@ -20,7 +20,7 @@ const { seed, numRuns } = fuzzSettings(DEFAULT_RUNS)
 // Limits this test does not exercise, switched off or out of reach, so that every answer
 // is the service's answer to the request itself: no per-token rate, no lockout after
 // rejected tokens, no overload checks (a 503 could only come from these or a shutdown).
-const ENV = { RATE_LIMIT_PER_TOKEN: '0', AUTH_FAILURE_LIMIT: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_BYTES: '0' }
+const ENV = { RATE_LIMIT_PER_TOKEN: '0', AUTH_FAILURE_LIMIT: '1000000000', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_PERCENT: '0' }
 
 const MAX_BODY = 64 * 1024
 // /metrics reports every (method, route, status) seen: a set bounded by the routes, the

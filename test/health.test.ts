@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { assertError, testApp } from './helpers/app.js'
 
@@ -17,12 +18,12 @@ t.test('GET /health/ready answers ready when the store answers, without a token'
 
 t.test('GET /health/ready answers 503 when a check fails or is too slow', async (t) => {
   const failing = await testApp(t)
-  failing.addReadinessCheck('disk', async () => { throw new Error('no space left') })
+  failing.readiness.add('disk', async () => { throw new Error('no space left') })
   const message = assertError(t, await failing.inject({ url: '/health/ready' }), 503)
   t.equal(message, 'not ready: the disk is unavailable', 'the cause stays in the log')
 
   const slow = await testApp(t)
-  slow.addReadinessCheck('network', async () => await new Promise((resolve) => setTimeout(resolve, 3000)))
+  slow.readiness.add('network', async () => { await sleep(3000) })
   const started = Date.now()
   t.equal(assertError(t, await slow.inject({ url: '/health/ready' }), 503), 'not ready: the network is unavailable')
   t.ok(Date.now() - started < 2500, 'answered after the timeout, not after the check')

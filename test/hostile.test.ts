@@ -1,8 +1,7 @@
-import { connect } from 'node:net'
-import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
 import { startServer } from './helpers/server.js'
+import { allPages } from './helpers/store-suite.js'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const
 // Each would fail to parse (400), be too large (413) or not JSON (415), were it read.
@@ -103,12 +102,7 @@ t.test('a page stops at its byte budget and still links to the rest', async (t) 
   t.ok(page.length > 100 && page.length < 1000, `${page.length} plants on the first page`)
   t.ok(first.rawPayload.length <= 2 * 1024 * 1024 + 64 * 1024, `${first.rawPayload.length} bytes`)
   t.equal(first.headers.link, `</plants?limit=1000&after=${page.length - 1}>; rel="next"`)
-  const ids: number[] = []
-  for (let url: string | undefined = '/plants?limit=1000'; url !== undefined;) {
-    const res: LightMyRequestResponse = await app.inject({ url, headers: AUTH })
-    ids.push(...res.json().map((plant: { id: number }) => plant.id))
-    url = /^<([^>]+)>; rel="next"$/.exec(String(res.headers.link ?? ''))?.[1]
-  }
+  const ids = (await allPages(app, '/plants?limit=1000')).map((plant) => plant.id)
   t.same(ids, Array.from({ length: 1000 }, (_, i) => i), 'every plant once, in order')
 })
 
@@ -124,21 +118,11 @@ t.test('rejected tokens are counted per /64 for IPv6 clients', async (t) => {
 
 t.test('pipelined guesses are counted one by one: only the first ones within the limit are answered', async (t) => {
   const server = await startServer(t, { API_TOKENS: TOKEN, AUTH_FAILURE_LIMIT: '5' })
-  const { port } = new URL(server.url)
   // 200 requests in one write; the right token is the 100th: far past the limit, it must
   // be refused like the wrong ones, or a guesser would learn it.
   const requests = Array.from({ length: 200 }, (_, i) =>
     `GET /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${i === 99 ? TOKEN : `guess-${i}-0123456789abcdef`}\r\n\r\n`).join('')
-  const answer = await new Promise<string>((resolve) => {
-    let text = ''
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(requests))
-    socket.on('data', (chunk) => {
-      text += chunk
-      if ((text.match(/HTTP\/1\.1 \d{3} /g) ?? []).length === 200) socket.destroy()
-    })
-    socket.on('close', () => resolve(text))
-    socket.on('error', () => {})
-  })
+  const { text: answer } = await server.send([requests], { until: (text) => (text.match(/HTTP\/1\.1 \d{3} /g) ?? []).length === 200 })
   const statuses = [...answer.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]))
   t.equal(statuses.length, 200, 'every request answered')
   t.same(statuses.slice(0, 5), [401, 401, 401, 401, 401], 'the first five guesses learn that they are wrong')

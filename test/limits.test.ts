@@ -1,7 +1,8 @@
-import { connect } from 'node:net'
-import t from 'tap'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+import t, { type Test } from 'tap'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
-import { startServer } from './helpers/server.js'
+import { CREATE_HEAD, startServer } from './helpers/server.js'
 
 t.test('rejected tokens are limited per client address, before any token is compared', async (t) => {
   const app = await testApp(t, { AUTH_FAILURE_LIMIT: '3' })
@@ -29,7 +30,7 @@ t.test('authenticated traffic is limited per token; 0 turns the limit off', asyn
   t.match(assertError(t, limited, 429), /more than 5 requests a second with this token/)
   t.ok(Number(limited.headers['retry-after']) >= 1)
   t.equal((await app.inject({ url: '/plants', headers: { authorization: 'Bearer other-token-0123456789' } })).statusCode, 200, 'another token has its own budget')
-  await new Promise((resolve) => setTimeout(resolve, 1100))
+  await sleep(1100)
   t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200, 'the next second has a fresh budget')
 
   const unlimited = await testApp(t, { RATE_LIMIT_PER_TOKEN: '0' })
@@ -90,60 +91,43 @@ t.test('an event loop saturated past MAX_EVENT_LOOP_DELAY_MS answers 503 with Re
   await app.ready()
   const until = Date.now() + 1500
   while (Date.now() < until) { /* block the event loop as a CPU-bound burst would */ }
-  await new Promise((resolve) => setTimeout(resolve, 50)) // let the pressure sample run
-  const res = await app.inject({ url: '/plants', headers: AUTH })
-  t.match(assertError(t, res, 503), /overloaded/)
-  t.equal(res.headers['retry-after'], '10')
-  t.equal((await app.inject({ url: '/health' })).statusCode, 200, 'health still answers')
+  await sleep(50) // let the pressure sample run
+  await assertOverloaded(t, app)
 })
 
-t.test('a heap used past MAX_HEAP_USED_BYTES answers 503 with Retry-After', async (t) => {
-  const app = await testApp(t, { MAX_HEAP_USED_BYTES: '1' })
+t.test('a heap used past MAX_HEAP_USED_PERCENT answers 503 with Retry-After', async (t) => {
+  const app = await testApp(t, { MAX_HEAP_USED_PERCENT: '0.001' })
   await app.ready()
-  await new Promise((resolve) => setTimeout(resolve, 1100)) // let the pressure sample run
+  await sleep(1100) // let the pressure sample run
+  await assertOverloaded(t, app)
+})
+
+/** The API answers 503 with Retry-After, while /health still answers. */
+async function assertOverloaded (t: Test, app: FastifyInstance): Promise<void> {
   const res = await app.inject({ url: '/plants', headers: AUTH })
   t.match(assertError(t, res, 503), /overloaded/)
   t.equal(res.headers['retry-after'], '10')
   t.equal((await app.inject({ url: '/health' })).statusCode, 200, 'health still answers')
-})
+}
 
 t.test('slow clients cannot hold a connection: headers and bodies have deadlines', async (t) => {
   const server = await startServer(t, { API_TOKENS: TOKEN, HEADERS_TIMEOUT_MS: '500', REQUEST_TIMEOUT_MS: '1000' })
-  const { port } = new URL(server.url)
-  const slowly = async (chunks: string[]) => await new Promise<{ answer: string, ms: number }>((resolve) => {
-    const started = Date.now()
-    const socket = connect(Number(port), '127.0.0.1')
-    let answer = ''
-    socket.on('data', (data) => { answer += data })
-    socket.on('close', () => resolve({ answer, ms: Date.now() - started }))
-    socket.on('error', () => {})
-    chunks.forEach((chunk, i) => setTimeout(() => { if (!socket.destroyed) socket.write(chunk) }, i * 300))
-  })
-  const trickledHeaders = await slowly(['POST /plants HTTP/1.1\r\n', 'Host: x\r\n', 'X-A: 1\r\n', 'X-B: 1\r\n', 'X-C: 1\r\n', 'X-D: 1\r\n', 'X-E: 1\r\n', 'X-F: 1\r\n', 'X-G: 1\r\n', 'X-H: 1\r\n'])
-  t.match(trickledHeaders.answer, /^HTTP\/1.1 408 Request Timeout/)
-  t.match(trickledHeaders.answer, /\{"error":408,"message":"the request did not arrive within the time limit"\}$/)
+  const trickledHeaders = await server.send(['POST /plants HTTP/1.1\r\n', 'Host: x\r\n', 'X-A: 1\r\n', 'X-B: 1\r\n', 'X-C: 1\r\n', 'X-D: 1\r\n', 'X-E: 1\r\n', 'X-F: 1\r\n', 'X-G: 1\r\n', 'X-H: 1\r\n'], { gapMs: 300 })
+  t.match(trickledHeaders.text, /^HTTP\/1.1 408 Request Timeout/)
+  t.match(trickledHeaders.text, /\{"error":408,"message":"the request did not arrive within the time limit"\}$/)
   t.ok(trickledHeaders.ms < 2900, `closed after ${trickledHeaders.ms} ms, before the client finished`)
 
-  const head = `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`
-  const trickledBody = await slowly([head, '{"id":', '1,', '"name":', '"x', 'y', 'z', 'z', 'z', 'z', 'z', 'z'])
-  t.match(trickledBody.answer, /408/)
+  const trickledBody = await server.send([CREATE_HEAD, '{"id":', '1,', '"name":', '"x', 'y', 'z', 'z', 'z', 'z', 'z', 'z'], { gapMs: 300 })
+  t.match(trickledBody.text, /408/)
   t.ok(trickledBody.ms < 3300, `closed after ${trickledBody.ms} ms`)
 })
 
 t.test('headers over the limit and garbage get the Error shape too', async (t) => {
   const server = await startServer(t, { API_TOKENS: TOKEN })
-  const { port } = new URL(server.url)
-  const send = async (request: string) => await new Promise<string>((resolve) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(request))
-    let answer = ''
-    socket.on('data', (data) => { answer += data })
-    socket.on('close', () => resolve(answer))
-    socket.on('error', () => {})
-  })
-  const huge = await send(`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)
+  const { text: huge } = await server.send([`GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`])
   t.match(huge, /^HTTP\/1.1 431/)
   t.match(huge, /\{"error":431,"message":"the request headers are larger than the limit"\}$/)
-  const garbage = await send('NOT HTTP AT ALL\r\n\r\n')
+  const { text: garbage } = await server.send(['NOT HTTP AT ALL\r\n\r\n'])
   t.match(garbage, /^HTTP\/1.1 400/)
   t.match(garbage, /\{"error":400,"message":"the request is not valid HTTP"\}$/)
 })

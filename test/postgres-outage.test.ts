@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js'
-import { retryUntil, startRelay } from './helpers/postgres-relay.js'
+import { AUTH, assertError, postPlant } from './helpers/app.js'
+import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
+import { appBehindRelay } from './helpers/postgres-relay.js'
+import { retryUntil } from './helpers/wait.js'
 
 // The store's statement timeout in the driver; the bounds below leave room for a busy machine.
 const STATEMENT_TIMEOUT_MS = 4000
@@ -25,8 +26,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
   const server = await startPostgres(t)
 
   t.test('no request waits past one statement timeout; once one has timed out, 503 at once until it answers again', async (t) => {
-    const relay = await startRelay(t, await server.createDatabase('breaker'))
-    const app = await testApp(t, { DATABASE_URL: relay.url })
+    const { app, relay } = await appBehindRelay(t, await server.createDatabase('breaker'))
     t.equal((await postPlant(app, { id: 0, name: 'before' })).statusCode, 200)
 
     relay.freeze()
@@ -65,8 +65,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
   })
 
   t.test('a full write queue answers 503 with Retry-After at once, and takes writes again once emptied', async (t) => {
-    const relay = await startRelay(t, await server.createDatabase('queue'))
-    const app = await testApp(t, { DATABASE_URL: relay.url, WRITE_QUEUE_LIMIT_BYTES: '1024' })
+    const { app, relay } = await appBehindRelay(t, await server.createDatabase('queue'), { WRITE_QUEUE_LIMIT_BYTES: '1024' })
     const name = 'n'.repeat(400)
     t.equal((await postPlant(app, { id: 0, name })).statusCode, 200, 'one such plant fits')
 

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { SELECT_PAGE_BY_TAG } from '../src/store/postgres-plants.js'
 import { SCHEMA_VERSION } from '../src/store/postgres-schema.js'
 import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
-import { pgClient, postgresUnavailable, startPostgres } from './helpers/postgres.js'
-import { retryUntil, startRelay } from './helpers/postgres-relay.js'
+import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
+import { pgClient } from './helpers/postgres.js'
+import { appBehindRelay } from './helpers/postgres-relay.js'
+import { retryUntil } from './helpers/wait.js'
 
 const UNAVAILABLE = { error: 503, message: 'the plant store is unavailable right now; retry later' }
 
@@ -75,9 +78,9 @@ t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
       const answers = Promise.all(orders.map(async (order, i) =>
         await Promise.all(order.map(async (id) => [id, (await postPlant(apps[i], { id, name: `app ${i}` })).statusCode] as const))))
       while ((await locker.query('SELECT count(*)::int AS waiting FROM pg_locks WHERE NOT granted')).rows[0].waiting < apps.length) {
-        await new Promise((resolve) => setTimeout(resolve, 10))
+        await sleep(10)
       }
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      await sleep(200)
       await locker.query('COMMIT')
       const codes = (await answers).flat()
       t.same(codes.filter(([, code]) => code !== 200 && code !== 409), [], `round ${round}: each a 200 or a 409`)
@@ -86,8 +89,7 @@ t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
   })
 
   t.test('a database that stops answering: 503 within seconds, never a hang; served again when it answers', async (t) => {
-    const relay = await startRelay(t, await server.createDatabase('frozen'))
-    const app = await testApp(t, { DATABASE_URL: relay.url })
+    const { app, relay } = await appBehindRelay(t, await server.createDatabase('frozen'))
     t.equal((await postPlant(app, { id: 1, name: 'kept' })).statusCode, 200)
 
     relay.freeze()

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { failedStart, postTo, startServer, waitForLine } from './helpers/server.js'
+import { failedStart, startServer, waitForLine } from './helpers/server.js'
 
 t.test('with no API_TOKENS the service makes a token, prints it once, and runs closed', async (t) => {
   const server = await startServer(t, { API_TOKENS: '' })
@@ -7,11 +7,11 @@ t.test('with no API_TOKENS the service makes a token, prints it once, and runs c
   const token = /generated token (\S+)/.exec(line)![1]
   t.ok(token.length >= 32, 'a long random token')
 
-  const open = await postTo(server.url, { id: 1, name: 'Rose' }, 'guess')
-  t.equal(open.status, 401, 'no access without it')
-  const res = await postTo(server.url, { id: 1, name: 'Rose', tag: 'flower' }, token)
-  t.equal(res.status, 200)
-  t.same(await res.json(), { name: 'Rose', tag: 'flower' })
+  const open = await server.request('POST', '/plants', { body: { id: 1, name: 'Rose' }, token: 'guess' })
+  t.equal(open.statusCode, 401, 'no access without it')
+  const res = await server.request('POST', '/plants', { body: { id: 1, name: 'Rose', tag: 'flower' }, token })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { name: 'Rose', tag: 'flower' })
   t.equal(server.stderr.filter((l) => l.includes('generated token')).length, 1, 'printed once')
   t.notOk(server.stdout.some((l) => l.includes(token)), 'and not in the logs')
 })
@@ -19,9 +19,9 @@ t.test('with no API_TOKENS the service makes a token, prints it once, and runs c
 t.test('logs are JSON lines, one per request, and never hold a token', async (t) => {
   const token = 'log-test-token-0123456789'
   const server = await startServer(t, { API_TOKENS: token })
-  await postTo(server.url, { id: 1, name: 'Rose' }, token)
-  await postTo(server.url, { id: 2, name: 'Tulip' }, 'wrong-token-456')
-  await fetch(`${server.url}/docs/json`)
+  await server.request('POST', '/plants', { body: { id: 1, name: 'Rose' }, token })
+  await server.request('POST', '/plants', { body: { id: 2, name: 'Tulip' }, token: 'wrong-token-456' })
+  await server.request('GET', '/docs/json', { token: null })
   await waitForLine(server.stdout, /docs\/json/)
   const lines = server.stdout.map((line) => JSON.parse(line))
   t.ok(lines.some((line) => line.node === process.version && line.msg === `plant-store starting on Node ${process.version}`), 'the start names the Node version')

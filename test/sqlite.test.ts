@@ -5,7 +5,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { SCHEMA_VERSION } from '../src/store/sqlite-schema.js'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
-import { postTo, startServer, waitForLine } from './helpers/server.js'
+import { startServer, waitForLine } from './helpers/server.js'
 
 t.test('plants survive a restart on the same file, ids beyond 2^53 distinct', async (t) => {
   const url = `sqlite:${t.testdir()}/plants.db`
@@ -54,19 +54,19 @@ t.test('a file the service cannot use stops the start with a clear message', asy
 t.test('a locked database answers 503, logs it once, and recovers by itself', async (t) => {
   const path = `${t.testdir()}/plants.db`
   const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${path}` })
-  const post = async (id: number) => await postTo(server.url, { id, name: `p${id}` })
-  t.equal((await post(1)).status, 200)
+  const post = async (id: number) => await server.request('POST', '/plants', { body: { id, name: `p${id}` } })
+  t.equal((await post(1)).statusCode, 200)
 
   const locker = new Database(path)
   t.teardown(() => locker.close())
   locker.exec('BEGIN IMMEDIATE') // holds the write lock, as another writer would
   for (const id of [2, 3, 4]) {
     const res = await post(id)
-    t.equal(res.status, 503, `create ${id} while locked`)
-    t.same(await res.json(), { error: 503, message: 'the plant store is unavailable right now; retry later' })
+    t.equal(res.statusCode, 503, `create ${id} while locked`)
+    t.same(res.json(), { error: 503, message: 'the plant store is unavailable right now; retry later' })
   }
   locker.exec('COMMIT')
-  t.equal((await post(2)).status, 200, 'recovered once the lock is gone')
+  t.equal((await post(2)).statusCode, 200, 'recovered once the lock is gone')
   await waitForLine(server.stdout, /available again/)
   t.equal(server.stdout.filter((line) => line.includes('store is unavailable')).length, 1, 'the outage is logged once')
   const logged = JSON.parse(server.stdout.find((line) => line.includes('store is unavailable'))!)

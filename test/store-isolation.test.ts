@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import type { Test } from 'tap'
 import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
-import { pgClient, postgresUnavailable, startPostgres } from './helpers/postgres.js'
+import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
+import { pgClient } from './helpers/postgres.js'
 
 const ORDINARY = 60
 

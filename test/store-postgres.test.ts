@@ -1,5 +1,5 @@
 import t from 'tap'
-import { postgresUnavailable, startPostgres } from './helpers/postgres.js'
+import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
 import { storeSuite } from './helpers/store-suite.js'
 
 t.test('the store suite on PostgreSQL', { skip: postgresUnavailable() }, async (t) => {

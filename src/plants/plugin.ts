@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify'
-import type { DatabaseConfig } from '../config.js'
-import { openStore } from '../store/open.js'
+import fp from 'fastify-plugin'
+import { openStore, type DatabaseConfig } from '../store/open.js'
 import { instrumented } from './instrumented-store.js'
-import { plantRoutes } from './routes.js'
+import plantRoutes from './routes.js'
 
 export interface PlantsOptions {
   database: DatabaseConfig
@@ -13,15 +13,19 @@ export interface PlantsOptions {
 /**
  * The plants module: an encapsulated plugin that opens its store, serves it, reports
  * whether it answers, and closes it with the app (after in-flight writes are answered).
+ * Wrapped with fastify-plugin only to declare what it needs of the app (`encapsulate`
+ * keeps its routes and hooks its own).
  */
-export default async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes }: PlantsOptions): Promise<void> {
+async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes }: PlantsOptions): Promise<void> {
   const store = instrumented(await openStore(database, {
     log: app.log,
     maxBatch,
     maxQueueBytes,
     onBatch: (size) => app.metrics.commitBatches.observe(size)
   }), app.metrics)
-  app.addReadinessCheck('store', async () => await store.ping())
+  app.readiness.add('store', async () => await store.ping())
   app.addHook('onClose', async () => await store.close())
   await app.register(plantRoutes, { store })
 }
+
+export default fp(plants, { name: 'plants', fastify: '5.x', dependencies: ['metrics', 'readiness', 'auth'], encapsulate: true })

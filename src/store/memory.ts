@@ -1,12 +1,12 @@
-import { samePlant, type CreateResult, type ListQuery, type PlantRecord, type PlantStore } from './store.js'
+import { samePlant, type CreateResult, type ListQuery, type StoredPlant, type PlantStore } from './store.js'
 
 /** Keeps plants in memory: for tests and throwaway demos, gone when the process ends. */
 export class MemoryStore implements PlantStore {
-  readonly #plants = new Map<bigint, PlantRecord>()
+  readonly #plants = new Map<bigint, StoredPlant>()
   /** Every id, ascending, so a page starts with a binary search as an index would. */
   readonly #ids: bigint[] = []
 
-  async create (plant: PlantRecord): Promise<CreateResult> {
+  async create (plant: StoredPlant): Promise<CreateResult> {
     const existing = this.#plants.get(plant.id)
     if (existing !== undefined) {
       return { outcome: samePlant(existing, plant) ? 'unchanged' : 'conflict', plant: existing }
@@ -16,12 +16,12 @@ export class MemoryStore implements PlantStore {
     return { outcome: 'created', plant }
   }
 
-  async get (id: bigint): Promise<PlantRecord | undefined> {
+  async get (id: bigint): Promise<StoredPlant | undefined> {
     return this.#plants.get(id)
   }
 
-  async list ({ limit, after, tag }: ListQuery): Promise<PlantRecord[]> {
-    const page: PlantRecord[] = []
+  async list ({ limit, after, tag }: ListQuery): Promise<StoredPlant[]> {
+    const page: StoredPlant[] = []
     const start = after === undefined ? 0 : this.#firstIndexAbove(after)
     for (let i = start; i < this.#ids.length && page.length < limit; i++) {
       const plant = this.#plants.get(this.#ids[i])!

@@ -1,8 +1,13 @@
-import type { DatabaseConfig } from '../config.js'
 import { MemoryStore } from './memory.js'
 import { PostgresStore } from './postgres.js'
 import { SqliteStore } from './sqlite.js'
 import type { PlantStore, StoreContext } from './store.js'
+
+/** Where plants are kept, as DATABASE_URL names it. */
+export type DatabaseConfig =
+  | { engine: 'memory' }
+  | { engine: 'sqlite', path: string }
+  | { engine: 'postgres', url: string, poolSize: number }
 
 /** Opens the store the configuration names; the routes never learn which engine it is. */
 export async function openStore (database: DatabaseConfig, context: StoreContext): Promise<PlantStore> {

@@ -1,7 +1,7 @@
 import type pg from 'pg'
 import { PlantRejected, StoreUnavailable } from './errors.js'
 import { refused } from './postgres-connection.js'
-import { samePlant, type CreateResult, type PlantRecord } from './store.js'
+import { samePlant, type CreateResult, type StoredPlant } from './store.js'
 
 // The plants table as the PostgreSQL store reads and writes it.
 
@@ -41,10 +41,10 @@ const INSERT_PLANTS = `INSERT INTO plants (id, name, tag)
  * anyway, only an outage fails the whole batch; any other error answers the plants not
  * settled yet, and those committed keep their answer.
  */
-export async function createBatch (query: Query, plants: PlantRecord[]): Promise<Array<CreateResult | Error>> {
-  const stored = new Map<bigint, PlantRecord | Error>()
-  const created = new Set<PlantRecord>()
-  const firsts = new Map<bigint, PlantRecord>()
+export async function createBatch (query: Query, plants: StoredPlant[]): Promise<Array<CreateResult | Error>> {
+  const stored = new Map<bigint, StoredPlant | Error>()
+  const created = new Set<StoredPlant>()
+  const firsts = new Map<bigint, StoredPlant>()
   for (const plant of plants) if (!firsts.has(plant.id)) firsts.set(plant.id, plant)
   let pending = [...firsts.values()]
   let committed = false
@@ -75,7 +75,7 @@ export async function createBatch (query: Query, plants: PlantRecord[]): Promise
 }
 
 /** Inserts plants of distinct ids in one statement, all or none; returns those it inserted. */
-async function insert (query: Query, plants: PlantRecord[]): Promise<PlantRecord[]> {
+async function insert (query: Query, plants: StoredPlant[]): Promise<StoredPlant[]> {
   try {
     const { rows } = await query<{ id: string }>(INSERT_PLANTS,
       [plants.map((p) => String(p.id)), plants.map((p) => utf8(p.name)), plants.map((p) => p.tag === undefined ? null : utf8(p.tag))])
@@ -90,7 +90,7 @@ export function utf8 (text: string): Buffer {
   return Buffer.from(text, 'utf8')
 }
 
-export function toPlant ({ id, name, tag }: Row): PlantRecord {
+export function toPlant ({ id, name, tag }: Row): StoredPlant {
   const plant = { id: BigInt(id), name: name.toString('utf8') }
   return tag === null ? plant : { ...plant, tag: tag.toString('utf8') }
 }

@@ -6,7 +6,7 @@ import { Outage } from './outage.js'
 import { poolConfig, probe, refused, unavailable } from './postgres-connection.js'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
-import { pageStart, plantBytes, type CreateResult, type ListQuery, type PlantRecord, type PlantStore, type StoreContext } from './store.js'
+import { pageStart, plantBytes, type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext } from './store.js'
 
 const FIRST_RETRY_MS = 100
 const MAX_RETRY_MS = 5000
@@ -26,7 +26,7 @@ export class PostgresStore implements PlantStore {
   readonly #pool: pg.Pool
   readonly #log: StoreContext['log']
   readonly #outage: Outage
-  readonly #creates: GroupCommit<PlantRecord, CreateResult | Error>
+  readonly #creates: GroupCommit<StoredPlant, CreateResult | Error>
   readonly #closing = new AbortController()
   readonly #started: Promise<void>
   #ready = false
@@ -61,19 +61,19 @@ export class PostgresStore implements PlantStore {
     this.#started = this.#start(firstAttempt)
   }
 
-  async create (plant: PlantRecord): Promise<CreateResult> {
+  async create (plant: StoredPlant): Promise<CreateResult> {
     this.#available()
     const result = await this.#creates.submit(plant)
     if (result instanceof Error) throw result // refused after its batch had committed: see createBatch
     return result
   }
 
-  async get (id: bigint): Promise<PlantRecord | undefined> {
+  async get (id: bigint): Promise<StoredPlant | undefined> {
     const [row] = (await this.#query<Row>(`${SELECT_PLANTS} WHERE id = $1`, [String(id)])).rows
     return row === undefined ? undefined : toPlant(row)
   }
 
-  async list ({ limit, after, tag }: ListQuery): Promise<PlantRecord[]> {
+  async list ({ limit, after, tag }: ListQuery): Promise<StoredPlant[]> {
     const from = pageStart(after)
     if (from === undefined) return []
     const { rows } = tag === undefined

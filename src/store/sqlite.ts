@@ -7,7 +7,7 @@ import { Outage } from './outage.js'
 import { migrate } from './sqlite-schema.js'
 import {
   pageStart, plantBytes, samePlant, WRITE_OVERHEAD_BYTES,
-  type CreateResult, type ListQuery, type PlantRecord, type PlantStore, type StoreContext
+  type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext
 } from './store.js'
 
 // SQLite answers these when the file, the disk or a lock is the problem, not the
@@ -73,7 +73,7 @@ export class SqliteStore implements PlantStore {
     })
   }
 
-  async create (plant: PlantRecord): Promise<CreateResult> {
+  async create (plant: StoredPlant): Promise<CreateResult> {
     return await this.#write(plantBytes(plant), (): CreateResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return { outcome: 'created', plant }
       const existing = toPlant(this.#statements.get.get(plant.id)!)
@@ -81,12 +81,12 @@ export class SqliteStore implements PlantStore {
     })
   }
 
-  async get (id: bigint): Promise<PlantRecord | undefined> {
+  async get (id: bigint): Promise<StoredPlant | undefined> {
     const row = this.#run(() => this.#statements.get.get(id))
     return row === undefined ? undefined : toPlant(row)
   }
 
-  async list ({ limit, after, tag }: ListQuery): Promise<PlantRecord[]> {
+  async list ({ limit, after, tag }: ListQuery): Promise<StoredPlant[]> {
     const from = pageStart(after)
     if (from === undefined) return []
     const rows = this.#run(() => tag === undefined
@@ -134,6 +134,6 @@ function codeOf (err: unknown): string {
   return typeof code === 'string' ? code : ''
 }
 
-function toPlant ({ id, name, tag }: Row): PlantRecord {
+function toPlant ({ id, name, tag }: Row): StoredPlant {
   return tag === null ? { id, name } : { id, name, tag }
 }

@@ -1,8 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { INT64_MAX, INT64_MIN, type NewPlant } from '../../schemas/index.js'
+import { INT64_MAX, INT64_MIN, type StoredPlant } from '../../schemas/index.js'
 
-/** A plant as the store keeps it: the id always a bigint, whatever the JSON carried. */
-export type PlantRecord = Omit<NewPlant, 'id'> & { id: bigint }
+export type { StoredPlant }
 
 /** created: stored now; unchanged: the same plant was already there (a retry); conflict: another plant has the id. */
 export type CreateOutcome = 'created' | 'unchanged' | 'conflict'
@@ -10,7 +9,7 @@ export type CreateOutcome = 'created' | 'unchanged' | 'conflict'
 export interface CreateResult {
   outcome: CreateOutcome
   /** The plant the store holds under the id after the call. */
-  plant: PlantRecord
+  plant: StoredPlant
 }
 
 export interface ListQuery {
@@ -22,10 +21,10 @@ export interface ListQuery {
 
 /** What the plants module needs of a store; each engine implements it, the routes know no engine. */
 export interface PlantStore {
-  create: (plant: PlantRecord) => Promise<CreateResult>
-  get: (id: bigint) => Promise<PlantRecord | undefined>
+  create: (plant: StoredPlant) => Promise<CreateResult>
+  get: (id: bigint) => Promise<StoredPlant | undefined>
   /** Plants in ascending id order: a keyset page, its cost independent of the store's size. */
-  list: (query: ListQuery) => Promise<PlantRecord[]>
+  list: (query: ListQuery) => Promise<StoredPlant[]>
   /** True when a plant was deleted, false when there was none. */
   delete: (id: bigint) => Promise<boolean>
   /** Resolves when the store answers, rejects (StoreUnavailable) when it does not: readiness. */
@@ -34,7 +33,7 @@ export interface PlantStore {
   close: () => Promise<void>
 }
 
-export function samePlant (a: PlantRecord, b: PlantRecord): boolean {
+export function samePlant (a: StoredPlant, b: StoredPlant): boolean {
   return a.name === b.name && a.tag === b.tag
 }
 
@@ -51,7 +50,7 @@ export function pageStart (after: bigint | undefined): bigint | undefined {
 export const WRITE_OVERHEAD_BYTES = 128
 
 /** An estimate of the memory a plant holds while it waits to be written: its strings are UTF-16. */
-export function plantBytes (plant: PlantRecord): number {
+export function plantBytes (plant: StoredPlant): number {
   return WRITE_OVERHEAD_BYTES + 2 * (plant.name.length + (plant.tag?.length ?? 0))
 }
 

@@ -31,8 +31,11 @@ export async function postPlant (
   })
 }
 
+/** What assertError reads of an answer: an in-process app's, or a running service's. */
+export type Answered = Pick<LightMyRequestResponse, 'statusCode' | 'headers' | 'json'>
+
 /** Asserts the response is exactly the Error shape with this status, and returns its message. */
-export function assertError (t: Test, res: LightMyRequestResponse, status: number, what = `status ${status}`): string {
+export function assertError (t: Test, res: Answered, status: number, what = `status ${status}`): string {
   t.equal(res.statusCode, status, what)
   t.match(res.headers['content-type'], /^application\/json/)
   const body = res.json()

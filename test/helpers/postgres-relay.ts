@@ -1,12 +1,25 @@
 import { connect as tcpConnect, createServer, type Socket } from 'node:net'
-import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
+import { testApp } from './app.js'
+
+export interface Relay {
+  url: string
+  freeze: () => void
+  thaw: () => void
+}
+
+/** An app (testApp, with `env`) that reaches the database at `target` through a relay. */
+export async function appBehindRelay (t: Test, target: string, env: NodeJS.ProcessEnv = {}): Promise<{ app: FastifyInstance, relay: Relay }> {
+  const relay = await startRelay(t, target)
+  return { app: await testApp(t, { ...env, DATABASE_URL: relay.url }), relay }
+}
 
 /**
  * A TCP relay to PostgreSQL that can freeze: connections stay open but nothing passes
  * either way, as when the network drops every packet or the server hangs.
  */
-export async function startRelay (t: Test, target: string): Promise<{ url: string, freeze: () => void, thaw: () => void }> {
+async function startRelay (t: Test, target: string): Promise<Relay> {
   const to = new URL(target)
   const sockets = new Set<Socket>()
   let frozen = false
@@ -40,19 +53,5 @@ export async function startRelay (t: Test, target: string): Promise<{ url: strin
       frozen = false
       for (const socket of sockets) socket.resume()
     }
-  }
-}
-
-/**
- * Calls `attempt` every 100 ms until `done` accepts its value or `timeoutMs` have passed;
- * returns the last value and how long it took.
- */
-export async function retryUntil<T> (attempt: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<{ value: T, ms: number }> {
-  const started = Date.now()
-  for (;;) {
-    const value = await attempt()
-    const ms = Date.now() - started
-    if (done(value) || ms > timeoutMs) return { value, ms }
-    await sleep(100)
   }
 }

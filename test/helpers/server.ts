@@ -1,8 +1,37 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process'
 import { once } from 'node:events'
+import { connect } from 'node:net'
 import { createInterface } from 'node:readline'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
 import { TOKEN } from './app.js'
+import { retryUntil } from './wait.js'
+
+/** A running service's answer, read to the end: the shape of an in-process app's, and how long it took. */
+export interface Answer {
+  statusCode: number
+  headers: Record<string, string>
+  body: string
+  json: <T = any>() => T
+  ms: number
+}
+
+export interface RequestOptions {
+  /** A string or Buffer is sent as it is, anything else as JSON; either as application/json. */
+  body?: unknown
+  /** The bearer token: the test token by default, null for none. */
+  token?: string | null
+  headers?: Record<string, string>
+}
+
+export interface SendOptions {
+  /** Milliseconds between one chunk and the next. */
+  gapMs?: number
+  /** Called with everything received so far: true closes the connection. */
+  until?: (text: string) => boolean
+  /** Closes the connection when aborted. */
+  signal?: AbortSignal
+}
 
 export interface RunningServer {
   url: string
@@ -11,22 +40,35 @@ export interface RunningServer {
   stdout: string[]
   stderr: string[]
   exited: Promise<number | null>
+  /** The one way to call the service over HTTP. Rejects when no answer comes (the process died). */
+  request: (method: string, path: string, options?: RequestOptions) => Promise<Answer>
+  /**
+   * The one raw-socket client: connects, writes the chunks as they are, `gapMs` apart,
+   * and resolves once the connection closes with everything received and how long it
+   * stayed open. The connection is closed when the test ends.
+   */
+  send: (chunks: string[], options?: SendOptions) => Promise<{ text: string, ms: number }>
 }
+
+/** The head of a POST /plants with the test token that announces a 100-byte JSON body. */
+export const CREATE_HEAD = `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`
 
 const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
 // The suite's typecheck covers the types; the child only needs its TypeScript transpiled,
 // which is four times faster to start.
 const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:', TS_NODE_TRANSPILE_ONLY: '1' }
 
+/** src/server.ts as a process, with the same TypeScript loader tap gave this test. */
+function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions): ChildProcess {
+  return spawn(process.execPath, [...process.execArgv, SERVER], { env: { ...process.env, ...CHILD_ENV, ...env }, stdio })
+}
+
 /**
- * Starts src/server.ts as a real process on a free port, with the same TypeScript
- * loader tap gave this test, and resolves once it listens. Killed when the test ends.
+ * Starts src/server.ts as a real process on a free port and resolves once it listens.
+ * Killed when the test ends.
  */
 export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
-  const child = spawn(process.execPath, [...process.execArgv, SERVER], {
-    env: { ...process.env, ...CHILD_ENV, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
+  const child = spawnService({ LOG_LEVEL: 'info', ...env }, ['ignore', 'pipe', 'pipe'])
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   t.teardown(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
@@ -47,15 +89,63 @@ export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}): Promis
     })
     exited.then((code) => reject(new Error(`server exited with ${code} before listening: ${stderr.join('\n')}`)), reject)
   })
-  return { url, child, stdout, stderr, exited }
+  const port = Number(new URL(url).port)
+  return {
+    url,
+    child,
+    stdout,
+    stderr,
+    exited,
+    request: async (method, path, options) => await request(url, method, path, options),
+    send: async (chunks, options) => await send(t, port, chunks, options)
+  }
+}
+
+async function request (url: string, method: string, path: string, { body, token = TOKEN, headers = {} }: RequestOptions = {}): Promise<Answer> {
+  const started = performance.now()
+  const res = await fetch(url + path, {
+    method,
+    headers: {
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...headers
+    },
+    body: body === undefined || typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body)
+  })
+  const text = await res.text()
+  return {
+    statusCode: res.status,
+    headers: Object.fromEntries(res.headers),
+    body: text,
+    json: () => JSON.parse(text),
+    ms: performance.now() - started
+  }
+}
+
+async function send (t: Test, port: number, chunks: string[], { gapMs = 0, until, signal }: SendOptions = {}): Promise<{ text: string, ms: number }> {
+  const started = Date.now()
+  const socket = connect(port, '127.0.0.1')
+  t.teardown(() => { socket.destroy() })
+  const closed = new Promise<number>((resolve) => socket.on('close', () => resolve(Date.now() - started)))
+  socket.on('error', () => {})
+  socket.setEncoding('utf8')
+  let text = ''
+  socket.on('data', (data: string) => {
+    text += data
+    if (until?.(text) === true) socket.destroy()
+  })
+  signal?.addEventListener('abort', () => socket.destroy(), { once: true })
+  for (const [i, chunk] of chunks.entries()) {
+    if (i > 0) await Promise.race([sleep(gapMs), closed])
+    if (socket.destroyed) break
+    socket.write(chunk)
+  }
+  return { ms: await closed, text }
 }
 
 /** Runs src/server.ts expecting it to refuse to start; resolves with its exit code and stderr. */
 export async function failedStart (env: NodeJS.ProcessEnv): Promise<{ code: number | null, stderr: string }> {
-  const child = spawn(process.execPath, [...process.execArgv, SERVER], {
-    env: { ...process.env, ...CHILD_ENV, ...env },
-    stdio: ['ignore', 'ignore', 'pipe']
-  })
+  const child = spawnService(env, ['ignore', 'ignore', 'pipe'])
   let stderr = ''
   child.stderr!.on('data', (chunk) => { stderr += chunk })
   const [code] = await once(child, 'exit')
@@ -64,20 +154,7 @@ export async function failedStart (env: NodeJS.ProcessEnv): Promise<{ code: numb
 
 /** Resolves with the first line matching, waiting up to timeoutMs for the process to write it. */
 export async function waitForLine (lines: string[], pattern: RegExp, timeoutMs = 5000): Promise<string> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const line = lines.find((l) => pattern.test(l))
-    if (line !== undefined) return line
-    if (Date.now() > deadline) throw new Error(`no line matched ${pattern} within ${timeoutMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
-/** POST /plants to a running service, the body as JSON, with a bearer token (the test token by default). */
-export async function postTo (url: string, body: unknown, token = TOKEN): Promise<Response> {
-  return await fetch(`${url}/plants`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body)
-  })
+  const { value } = await retryUntil(async () => lines.find((line) => pattern.test(line)), (line) => line !== undefined, timeoutMs, 20)
+  if (value === undefined) throw new Error(`no line matched ${pattern} within ${timeoutMs} ms`)
+  return value
 }

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { errorResponses } from '../schemas/index.js'
 import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
 
 /** Everything /metrics reports, in a registry of the app's own (tests build many apps). */
@@ -35,6 +34,23 @@ export class Metrics {
   }
 }
 
+/**
+ * Observes a histogram by label values through one child per label set, made once:
+ * prom-client would hash a label object on every observation, on the hot path.
+ */
+export function observer<T extends string> (histogram: Histogram<T>): (labels: string[], value: number) => void {
+  const children = new Map<string, Histogram.Internal<T>>()
+  return (labels, value) => {
+    const key = labels.join(' ')
+    let child = children.get(key)
+    if (child === undefined) {
+      child = histogram.labels(...labels)
+      children.set(key, child)
+    }
+    child.observe(value)
+  }
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     metrics: Metrics
@@ -48,43 +64,11 @@ declare module 'fastify' {
 async function metrics (app: FastifyInstance): Promise<void> {
   const registry = new Metrics()
   app.decorate('metrics', registry)
-  // prom-client hashes a label object on every observe; a child per label set, kept,
-  // costs that once.
-  const series = new Map<string, ReturnType<typeof registry.requests.labels>>()
+  const observe = observer(registry.requests)
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url ?? 'unmatched'
-    const key = `${request.method} ${route} ${reply.statusCode}`
-    let child = series.get(key)
-    if (child === undefined) {
-      child = registry.requests.labels(request.method, route, String(reply.statusCode))
-      series.set(key, child)
-    }
-    child.observe(reply.elapsedTime / 1000)
+    observe([request.method, request.routeOptions.url ?? 'unmatched', String(reply.statusCode)], reply.elapsedTime / 1000)
     done()
   })
 }
 
-export default fp(metrics, { name: 'metrics' })
-
-/** GET /metrics, Prometheus text format: public, or behind the token with METRICS_REQUIRE_TOKEN. */
-export async function metricsRoute (app: FastifyInstance, { requireToken }: { requireToken: boolean }): Promise<void> {
-  app.get('/metrics', {
-    schema: {
-      operationId: 'metrics',
-      summary: 'Prometheus metrics',
-      description: 'Request counts and latency by route and status, store operation latency, group-commit batch sizes, process metrics.',
-      tags: ['health'],
-      ...(requireToken ? {} : { security: [] }),
-      response: {
-        200: {
-          description: 'Prometheus text exposition format 0.0.4',
-          content: { 'text/plain': { schema: { type: 'string' } } }
-        },
-        ...(requireToken ? errorResponses(401, 429, [503, 'Shutting down']) : errorResponses([503, 'Shutting down']))
-      }
-    }
-  }, async (_request, reply) => {
-    reply.type(app.metrics.registry.contentType)
-    return await app.metrics.registry.metrics()
-  })
-}
+export default fp(metrics, { name: 'metrics', fastify: '5.x' })

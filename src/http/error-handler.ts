@@ -1,10 +1,10 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import type { ErrorBody } from '../schemas/index.js'
-import { PlantRejected, RouteNotFound, StoreBusy, StoreUnavailable, withHeaders } from './http-errors.js'
-import { setAnswerHeaders } from './security-headers.js'
-import * as store from './store/errors.js'
+import type { ErrorBody } from '../../schemas/index.js'
+import { PlantRejected, RouteNotFound, StoreBusy, StoreUnavailable, withHeaders } from './errors.js'
+import { setAnswerHeaders } from './answer-headers.js'
+import * as store from '../store/errors.js'
 
 // No answer reflects more of the client's input than this many characters.
 const MAX_ECHO = 100

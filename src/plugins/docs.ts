@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { apiSecurityHeaders } from './security-headers.js'
+import { apiSecurityHeaders } from '../http/answer-headers.js'
 
 const description = `Keeps a store of plants. Every operation needs a bearer token
 (\`Authorization: Bearer <token>\`); the documentation and health routes do not.
@@ -53,4 +53,4 @@ async function docs (app: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(docs, { name: 'docs' })
+export default fp(docs, { name: 'docs', fastify: '5.x', dependencies: ['answer-headers'] })

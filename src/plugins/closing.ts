@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { ShuttingDown, withHeaders } from './http-errors.js'
+import { ShuttingDown, withHeaders } from '../http/errors.js'
 
 /**
  * Once the app starts closing, requests still arriving on open connections are
@@ -17,4 +17,4 @@ async function refuseWhileClosing (app: FastifyInstance): Promise<void> {
   })
 }
 
-export default fp(refuseWhileClosing, { name: 'closing' })
+export default fp(refuseWhileClosing, { name: 'closing', fastify: '5.x' })

@@ -2,14 +2,15 @@ import { Kind, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
-import { INT64_MAX, INT64_MIN, toInt64Value } from '../schemas/index.js'
+import { INT64_MAX, INT64_MIN } from '../../schemas/index.js'
 
 // Fastify's default Ajv coerces body types ("5" becomes 5, null becomes "") and
 // cannot check an int64 exactly. The TypeBox compiler does neither: bodies are
 // checked as sent, and the Int64 kind sees the bigint the body parser produced.
 // Path and query values arrive as strings: a string of digits is converted where the
 // schema wants an integer, and nothing else is (TypeBox's own Convert would read
-// "2.5" as 2).
+// "2.5" as 2). Once valid, every int64 becomes a bigint, here and only here: handlers
+// and the store never convert an id.
 
 // At most 19 digits: an int64 needs no more, and a longer string stays a string (and
 // fails its check) rather than becoming a BigInt of attacker-chosen size.
@@ -19,10 +20,18 @@ export function buildValidatorCompiler (references: TSchema[]): FastifySchemaCom
   return ({ schema, httpPart }) => {
     const checker = TypeCompiler.Compile(schema, references)
     const fromStrings = httpPart !== 'body'
+    // A body is a reference to a shared schema: its fields are those of the schema named.
+    const shape: TSchema = references.find((reference) => reference.$id !== undefined && reference.$id === schema.$ref) ?? schema
+    const int64s = Object.entries<TSchema>(shape.properties ?? {})
+      .filter(([, property]) => property[Kind] === 'Int64').map(([key]) => key)
     return (input: unknown) => {
       const value = fromStrings ? convertIntegers(schema, input) : input
-      if (checker.Check(value)) return { value }
-      return { error: describeErrors(checker.Errors(value)) }
+      if (!checker.Check(value)) return { error: describeErrors(checker.Errors(value)) }
+      for (const key of int64s) {
+        const record = value as Record<string, unknown>
+        if (typeof record[key] === 'number') record[key] = BigInt(record[key])
+      }
+      return { value }
     }
   }
 }
@@ -34,7 +43,7 @@ function convertIntegers (schema: TSchema, input: unknown): unknown {
   for (const [key, property] of Object.entries(properties)) {
     const raw = record[key]
     if (typeof raw !== 'string' || !INTEGER.test(raw)) continue
-    if (property[Kind] === 'Int64') record[key] = toInt64Value(BigInt(raw))
+    if (property[Kind] === 'Int64') record[key] = BigInt(raw)
     else if (property[Kind] === 'Integer') record[key] = Number(raw)
   }
   return record

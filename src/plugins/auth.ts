@@ -3,7 +3,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Lockout } from './auth-lockout.js'
-import { TooManyRequests, Unauthorized, withHeaders } from './http-errors.js'
+import { TooManyRequests, Unauthorized, withHeaders } from '../http/errors.js'
 
 export interface AuthOptions {
   tokens: string[]
@@ -84,4 +84,4 @@ function bearerToken (request: FastifyRequest): string {
   return (request.headers.authorization ?? '').slice('bearer '.length).trim()
 }
 
-export default fp(auth, { name: 'auth' })
+export default fp(auth, { name: 'auth', fastify: '5.x' })

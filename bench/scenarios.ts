@@ -1,0 +1,76 @@
+/**
+ * The bench's scenarios, as data: which server each one starts, which request it sends,
+ * what it stores first. Add a row to `scenarios`; nothing else in bench/ needs to change.
+ * The servers and the create request are also what the footprint section fills.
+ */
+import { join } from 'node:path'
+import { postgresUnavailable } from '../scripts/postgres-cluster.js'
+import { BENCH, SERVICE_ENTRY } from './settings.js'
+
+export interface RequestSpec {
+  method: string
+  /** `{id}` is replaced by the request's id, in path and body alike. */
+  path: string
+  body?: string
+  /**
+   * unique (default): an id never sent before, so every create really inserts.
+   * prefilled: ids 1..prefill, cycling, for reads of what the prefill stored.
+   */
+  ids?: 'unique' | 'prefilled'
+}
+
+export interface ServerSpec {
+  /** Arguments after `node`. */
+  argv: string[]
+  /** The server's environment besides HOST, PORT, API_TOKENS and LOG_LEVEL; `dir` is the scenario's own fresh temp dir. */
+  env: (dir: string) => Record<string, string>
+}
+
+export interface Scenario {
+  name: string
+  server: ServerSpec
+  request: RequestSpec
+  /** Plants 1..prefill created through POST /plants after start, before the warm-up. */
+  prefill?: number
+  /** The row whose requests/s counts as 1.00× for this one. */
+  compareTo?: string
+  /** Why this row cannot run here (say, no PostgreSQL to talk to); undefined when it can. */
+  skip?: () => string | undefined
+}
+
+const baselineServer: ServerSpec = { argv: ['--import', 'tsx', join(BENCH, 'baseline.ts')], env: () => ({}) }
+
+function service (databaseUrl: (dir: string) => string, env: Record<string, string> = {}): ServerSpec {
+  return { argv: [SERVICE_ENTRY], env: (dir) => ({ DATABASE_URL: databaseUrl(dir), ...env }) }
+}
+
+const memory = service(() => 'memory:')
+const sqlite = service((dir) => `sqlite:${join(dir, 'plants.db')}`)
+// One commit per write: what group commit buys is the difference to the row above it.
+const noGroupCommit = { GROUP_COMMIT_MAX_BATCH: '1' }
+/** The PostgreSQL rows' cluster: BENCH_POSTGRES_URL, or set by run.ts to one it starts. */
+export const cluster: { url?: string } = { url: process.env.BENCH_POSTGRES_URL }
+const postgres = (env: Record<string, string> = {}) => service(() => cluster.url ?? '', env)
+const needsPostgres = (): string | undefined => cluster.url === undefined ? postgresUnavailable() ?? 'no PostgreSQL cluster' : undefined
+
+export const createPlant: RequestSpec = {
+  method: 'POST',
+  path: '/plants',
+  body: '{"id":{id},"name":"Monstera deliciosa","tag":"tropical"}'
+}
+
+export const scenarios: Scenario[] = [
+  { name: 'baseline', server: baselineServer, request: createPlant },
+  { name: 'memory', server: memory, request: createPlant },
+  { name: 'sqlite', server: sqlite, request: createPlant },
+  { name: 'sqlite, no group commit', server: service((dir) => `sqlite:${join(dir, 'plants.db')}`, noGroupCommit), request: createPlant },
+  { name: 'postgres', server: postgres(), request: createPlant, skip: needsPostgres },
+  { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, skip: needsPostgres },
+  // Reads, against the same baseline (which answers the POST): the ratio says what a read
+  // costs next to the bare server's cheapest request.
+  { name: 'sqlite GET /plants/{id}', server: sqlite, prefill: 100_000, request: { method: 'GET', path: '/plants/{id}', ids: 'prefilled' } },
+  { name: 'sqlite GET /plants?limit=100', server: sqlite, prefill: 100_000, request: { method: 'GET', path: '/plants?limit=100' } }
+]
+
+/** The footprint section's stores, filled in this order. */
+export const footprintStores = [['sqlite', sqlite], ['memory', memory]] as const

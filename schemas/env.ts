@@ -1,0 +1,36 @@
+import { Type, type Static } from '@sinclair/typebox'
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+const whole = (fallback: number, minimum: number, maximum: number) =>
+  Type.Integer({ default: fallback, minimum, maximum })
+
+/**
+ * The service's environment: every variable it reads, its type, bounds and default
+ * (the README's configuration table says what each means; a test keeps the two equal).
+ * What a schema cannot say (the forms of DATABASE_URL and TRUST_PROXY, the rules for a
+ * token) is checked by src/config.ts beside it.
+ */
+export const Env = Type.Object({
+  HOST: Type.String({ default: '127.0.0.1' }),
+  PORT: whole(3000, 0, 65535),
+  API_TOKENS: Type.String({ default: '' }),
+  LOG_LEVEL: Type.Unsafe<typeof LOG_LEVELS[number]>({ type: 'string', enum: [...LOG_LEVELS], default: 'info' }),
+  BODY_LIMIT: whole(1024 * 1024, 1, 2 ** 31 - 1),
+  TRUST_PROXY: Type.String({ default: '' }),
+  RATE_LIMIT_PER_TOKEN: whole(50_000, 0, 1e9),
+  AUTH_FAILURE_LIMIT: whole(30, 1, 1e9),
+  REQUEST_TIMEOUT_MS: whole(30_000, 1, 3_600_000),
+  HEADERS_TIMEOUT_MS: whole(10_000, 1, 3_600_000),
+  KEEP_ALIVE_TIMEOUT_MS: whole(5_000, 1, 3_600_000),
+  MAX_EVENT_LOOP_DELAY_MS: whole(1_000, 0, 3_600_000),
+  MAX_HEAP_USED_PERCENT: Type.Number({ default: 90, minimum: 0, maximum: 100 }),
+  GROUP_COMMIT_MAX_BATCH: whole(512, 1, 100_000),
+  WRITE_QUEUE_LIMIT_BYTES: whole(16 * 1024 * 1024, 1024, 2 ** 31 - 1),
+  SHUTDOWN_GRACE_MS: whole(10_000, 1, 3_600_000),
+  METRICS_REQUIRE_TOKEN: Type.Boolean({ default: false }),
+  DATABASE_URL: Type.String({ default: 'sqlite:data/plants.db' }),
+  DATABASE_POOL_SIZE: whole(10, 1, 1000)
+})
+
+export type Env = Static<typeof Env>

@@ -1,0 +1,61 @@
+import { Type } from '@sinclair/typebox'
+import {
+  errorResponses, NewPlant, Plant, PlantIdParams, PlantListQuery, ref, StoredPlant
+} from '../../schemas/index.js'
+
+/** A page stops early past this many bytes of plants, so no answer grows past a few MiB. */
+export const PAGE_BYTE_BUDGET = 2 * 1024 * 1024
+
+export const addPlant = {
+  operationId: 'addPlant',
+  summary: 'Add a plant',
+  description: 'Creates a plant in the store. Sending a plant whose id is already stored with the same name and tag is a safe retry and answers 200 again; with a different name or tag it answers 409.',
+  tags: ['plants'],
+  body: ref(NewPlant),
+  response: {
+    200: ref(Plant, { description: 'The plant as stored: its name and tag, never its id' }),
+    ...errorResponses(400, 401, 409, 413, 415, 429, 503)
+  }
+}
+
+export const listPlants = {
+  operationId: 'listPlants',
+  summary: 'List plants',
+  description: `Plants in ascending id order, one page at a time: at most \`limit\` plants, and fewer when their names and tags pass about ${PAGE_BYTE_BUDGET / 1024 / 1024} MiB. When more remain, the \`Link\` header holds the next page's address; following it from the first page visits every plant exactly once.`,
+  tags: ['plants'],
+  querystring: PlantListQuery,
+  response: {
+    200: Type.Array(ref(StoredPlant), {
+      description: 'A page of plants, ascending by id',
+      headers: {
+        Link: Type.String({
+          description: 'RFC 8288 link to the next page, present when more plants remain: `</plants?limit=100&after=42>; rel="next"`'
+        })
+      }
+    }),
+    ...errorResponses(400, 401, 429, 503)
+  }
+}
+
+export const getPlant = {
+  operationId: 'getPlant',
+  summary: 'Get a plant by id',
+  tags: ['plants'],
+  params: PlantIdParams,
+  response: {
+    200: ref(StoredPlant, { description: 'The plant' }),
+    ...errorResponses(400, 401, 404, 429, 503)
+  }
+}
+
+export const deletePlant = {
+  operationId: 'deletePlant',
+  summary: 'Delete a plant by id',
+  description: 'Deletes the plant; its id can then be created again.',
+  tags: ['plants'],
+  params: PlantIdParams,
+  response: {
+    204: Type.Null({ description: 'Deleted' }),
+    ...errorResponses(400, 401, 404, 429, 503)
+  }
+}

@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs'
+import t from 'tap'
+import { Env } from '../schemas/env.js'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
+
+t.test("the README's configuration table lists exactly the variables of the schema, with their defaults", async (t) => {
+  const section = README.slice(README.indexOf('## Configuration'), README.indexOf('\n## ', README.indexOf('## Configuration') + 1))
+  const rows = [...section.matchAll(/^\| `([A-Z_]+)` \| ([^|]+) \|/gm)].map(([, name, fallback]) => [name, fallback.trim()])
+  const schema = Object.entries(Env.properties).map(([name, property]) =>
+    [name, property.default === '' ? 'empty' : `\`${String(property.default)}\``])
+  t.same(rows.sort(), schema.sort())
+})
+
+t.test('each variable is read with its default, and a bad value names the variable and what it must be', async (t) => {
+  const defaults = loadConfig({ API_TOKENS: 'a-token-of-sixteen-chars' })
+  t.equal(defaults.port, 3000)
+  t.equal(defaults.bodyLimit, 1024 * 1024)
+  t.equal(defaults.metricsRequireToken, false)
+  t.same(defaults.database, { engine: 'sqlite', path: 'data/plants.db' })
+  t.equal(loadConfig({ PORT: '', API_TOKENS: '' }).port, 3000, 'an empty variable is an unset one')
+  t.equal(loadConfig({ PORT: '8080', METRICS_REQUIRE_TOKEN: 'true' }).port, 8080)
+  const cases: Array<[NodeJS.ProcessEnv, string]> = [
+    [{ PORT: '65536' }, 'PORT must be a whole number from 0 to 65535; got "65536"'],
+    [{ PORT: '1.5' }, 'PORT must be a whole number from 0 to 65535; got "1.5"'],
+    [{ MAX_HEAP_USED_PERCENT: '101' }, 'MAX_HEAP_USED_PERCENT must be a number from 0 to 100; got "101"'],
+    [{ METRICS_REQUIRE_TOKEN: 'yes' }, 'METRICS_REQUIRE_TOKEN must be true or false; got "yes"'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "loud"'],
+    [{ HEADERS_TIMEOUT_MS: '20', REQUEST_TIMEOUT_MS: '10' }, 'HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS'],
+    [{ DATABASE_URL: 'mysql://u:secret@h/db' }, 'DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got a URL starting "mysql:"'],
+    [{ TRUST_PROXY: 'not-an-address' }, 'TRUST_PROXY must list IP addresses']
+  ]
+  for (const [env, message] of cases) {
+    t.throws(() => loadConfig(env), new ConfigError(message), JSON.stringify(env))
+  }
+})
