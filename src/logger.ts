@@ -21,7 +21,7 @@ export function loggerOptions (level: string, secrets: string[]): FastifyServerO
 }
 
 /** Replaces every secret anywhere in a serialized error; errors are rare, so a JSON round trip is cheap enough. */
-export function scrubber (secrets: string[]): <T>(value: T) => T {
+function scrubber (secrets: string[]): <T>(value: T) => T {
   const present = secrets.filter((secret) => secret !== '')
   if (present.length === 0) return (value) => value
   return (value) => {
