@@ -415,18 +415,18 @@ t.test(`nesting ${MAX_NESTING_DEPTH} levels deep is read, one more is refused`, 
 })
 
 t.test(`a body of ${MAX_VALUES} values is read, one more is refused`, async (t) => {
-  t.equal(MAX_VALUES, 10_000)
+  t.equal(MAX_VALUES, 1000)
   const app = await testApp(t)
   // The body, its id, its name and x are four values; x's items are the rest.
   const prefix = '{"id":1,"name":"a","x":['
   const items = (count: number): string => `${prefix}${Array(count).fill('0').join(',')}]}`
   t.equal((await postPlant(app, items(MAX_VALUES - 4))).statusCode, 200)
   t.equal(assertError(t, await postPlant(app, items(MAX_VALUES - 3)), 400),
-    `the body is not valid JSON: more than 10000 values at position ${prefix.length + 2 * (MAX_VALUES - 4)}`)
+    `the body is not valid JSON: more than ${MAX_VALUES} values at position ${prefix.length + 2 * (MAX_VALUES - 4)}`)
   // Members count as items do.
   const members = (count: number): string => `{"id":1,"name":"a",${Array.from({ length: count }, (_, i) => `"k${i}":0`).join(',')}}`
   t.equal((await postPlant(app, members(MAX_VALUES - 3))).statusCode, 200)
-  t.match(assertError(t, await postPlant(app, members(MAX_VALUES - 2)), 400), /more than 10000 values at position \d+/)
+  t.match(assertError(t, await postPlant(app, members(MAX_VALUES - 2)), 400), new RegExp(`more than ${MAX_VALUES} values at position \\d+`))
 })
 
 t.test('__proto__ and constructor.prototype are refused at any depth', async (t) => {
