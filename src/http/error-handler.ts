@@ -17,7 +17,7 @@ const clearer: Record<string, (request: FastifyRequest) => string> = {
   FST_ERR_CTP_BODY_TOO_LARGE: (request) =>
     `the body is larger than the limit of ${request.routeOptions.bodyLimit} bytes`,
   FST_ERR_BAD_URL: () => 'the path is not valid percent-encoding',
-  FST_ERR_MAX_PARAM_LENGTH: () => 'a path parameter is longer than 100 characters'
+  FST_ERR_MAX_PARAM_LENGTH: (request) => `a path parameter is longer than ${request.server.initialConfig.maxParamLength} characters`
 }
 
 // Framework errors whose status Fastify words otherwise: an over-long id is a bad id.

@@ -1,7 +1,7 @@
 import { normalizeIP } from '@fastify/rate-limit'
 
-// Addresses tracked at once; past this the expired windows are swept, then the oldest
-// dropped, so a flood of addresses cannot grow the map without bound.
+// Addresses tracked at once by default; past this the expired windows are swept, then
+// the oldest dropped, so a flood of addresses cannot grow the map without bound.
 const MAX_TRACKED = 100_000
 
 interface Window { failures: number, endsAt: number }
@@ -17,10 +17,12 @@ export class Lockout {
   readonly #windows = new Map<string, Window>()
   readonly #max: number
   readonly #windowMs: number
+  readonly #maxTracked: number
 
-  constructor (max: number, windowMs: number) {
+  constructor (max: number, windowMs: number, maxTracked = MAX_TRACKED) {
     this.#max = max
     this.#windowMs = windowMs
+    this.#maxTracked = maxTracked
   }
 
   /** The seconds until the address may try again, or 0 when it is not locked out. */
@@ -39,7 +41,7 @@ export class Lockout {
       return
     }
     this.#windows.delete(key) // re-inserted last: the map stays in order of window start
-    if (this.#windows.size >= MAX_TRACKED) this.#evict(now)
+    if (this.#windows.size >= this.#maxTracked) this.#evict(now)
     this.#windows.set(key, { failures: 1, endsAt: now + this.#windowMs })
   }
 
@@ -48,6 +50,6 @@ export class Lockout {
       if (window.endsAt > now) break // later windows started later: none of them has ended
       this.#windows.delete(key)
     }
-    if (this.#windows.size >= MAX_TRACKED) this.#windows.delete(this.#windows.keys().next().value!)
+    if (this.#windows.size >= this.#maxTracked) this.#windows.delete(this.#windows.keys().next().value!)
   }
 }

@@ -24,7 +24,7 @@ export class Metrics {
 
   readonly commitBatches = new Histogram({
     name: 'plant_store_commit_batch_size',
-    help: 'Writes committed together in one group-commit transaction',
+    help: 'Writes per group-commit transaction, the halves a refused batch is split into included',
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
     registers: [this.registry]
   })
