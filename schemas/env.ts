@@ -30,7 +30,12 @@ export const Env = Type.Object({
   SHUTDOWN_GRACE_MS: whole(10_000, 1, 3_600_000),
   METRICS_REQUIRE_TOKEN: Type.Boolean({ default: false }),
   DATABASE_URL: Type.String({ default: 'sqlite:data/plants.db' }),
-  DATABASE_POOL_SIZE: whole(10, 1, 1000)
+  DATABASE_POOL_SIZE: whole(10, 1, 1000),
+  WEBHOOK_TIMEOUT_MS: whole(10_000, 1, 600_000),
+  WEBHOOK_RETRY_BASE_MS: whole(5_000, 1, 3_600_000),
+  WEBHOOK_MAX_ATTEMPTS: whole(57, 1, 1000),
+  WEBHOOK_CONCURRENCY: whole(8, 1, 1000),
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false })
 })
 
 export type Env = Static<typeof Env>

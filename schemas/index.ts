@@ -2,12 +2,17 @@ import type { TSchema } from '@sinclair/typebox'
 import { ErrorBody } from './error.js'
 import { Health } from './health.js'
 import { NewPlant, Plant, StoredPlant } from './plant.js'
+import { CreatedSubscription, Delivery, NewSubscription, Subscription } from './webhook.js'
 
 export { ErrorBody, Health, NewPlant, Plant, StoredPlant }
+export { CreatedSubscription, Delivery, NewSubscription, Subscription }
 export { NAME_MAX_LENGTH, PlantIdParams, PlantListQuery, TAG_MAX_LENGTH } from './plant.js'
+export { DeliveryListQuery, DeliveryParams, PLANT_CREATED, SubscriptionParams } from './webhook.js'
 export { Int64, INT64_MAX, INT64_MIN } from './int64.js'
 export { ref } from './ref.js'
 export { errorResponses } from './responses.js'
 
 /** Every schema with an $id: registered once, referenced by name, a component in the document. */
-export const sharedSchemas: TSchema[] = [Plant, NewPlant, StoredPlant, ErrorBody, Health]
+export const sharedSchemas: TSchema[] = [
+  Plant, NewPlant, StoredPlant, ErrorBody, Health, NewSubscription, Subscription, CreatedSubscription, Delivery
+]

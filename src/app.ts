@@ -18,13 +18,20 @@ import metrics from './plugins/metrics.js'
 import readiness from './plugins/readiness.js'
 import health from './routes/health.js'
 import metricsRoute from './routes/metrics.js'
+import type { Resolve } from './webhooks/address-policy.js'
+
+/** What a test may replace: the world outside the process. */
+export interface Seams {
+  /** Resolves webhook host names (DNS by default). */
+  resolve?: Resolve
+}
 
 /**
  * Builds the app from its configuration: the request machinery (parser, validator, the
  * one error path), then the plugins that hook or decorate every request, then the routes;
  * the plant routes in a scope of their own, behind overload protection and auth.
  */
-export async function buildApp (config: Config): Promise<FastifyInstance> {
+export async function buildApp (config: Config, seams: Seams = {}): Promise<FastifyInstance> {
   const { limits } = config
   const app = Fastify({
     logger: loggerOptions(config.logLevel, secretsOf(config)),
@@ -73,7 +80,12 @@ export async function buildApp (config: Config): Promise<FastifyInstance> {
       failuresPerMinute: limits.authFailuresPerMinute
     })
     if (config.metricsRequireToken) await scope.register(metricsRoute, { requireToken: true })
-    await scope.register(plants, { database: config.database, maxBatch: config.groupCommitMaxBatch, maxQueueBytes: config.writeQueueLimitBytes })
+    await scope.register(plants, {
+      database: config.database,
+      maxBatch: config.groupCommitMaxBatch,
+      maxQueueBytes: config.writeQueueLimitBytes,
+      webhooks: { settings: config.webhooks, resolve: seams.resolve }
+    })
   })
   return app
 }

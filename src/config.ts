@@ -5,6 +5,7 @@ import type { TSchema } from '@sinclair/typebox'
 import envSchema from 'env-schema'
 import { Env } from '../schemas/env.js'
 import type { DatabaseConfig } from './store/open.js'
+import type { WebhookSettings } from './webhooks/plugin.js'
 
 export interface Config {
   host: string
@@ -26,6 +27,7 @@ export interface Config {
   /** How long a shutdown may take before the process exits non-zero anyway. */
   shutdownGraceMs: number
   metricsRequireToken: boolean
+  webhooks: WebhookSettings
 }
 
 export interface Limits {
@@ -79,7 +81,16 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     },
     trustProxy: proxies(e.TRUST_PROXY),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
-    metricsRequireToken: e.METRICS_REQUIRE_TOKEN
+    metricsRequireToken: e.METRICS_REQUIRE_TOKEN,
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
+      maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+      // Half the grace for receivers; the rest for the writes still queued and the store.
+      closeWaitMs: Math.floor(e.SHUTDOWN_GRACE_MS / 2)
+    }
   }
 }
 

@@ -23,7 +23,8 @@ t.test('the document states the contract: 3.1, version 1.0.0, MIT, bearer auth, 
   t.equal(doc.openapi, '3.1.0')
   t.equal(doc.info.version, '1.0.0')
   t.equal(doc.info.license.name, 'MIT')
-  t.same(Object.keys(doc.components.schemas).sort(), ['Error', 'Health', 'NewPlant', 'Plant', 'StoredPlant'])
+  t.same(Object.keys(doc.components.schemas).sort(),
+    ['CreatedSubscription', 'Delivery', 'Error', 'Health', 'NewPlant', 'NewSubscription', 'Plant', 'StoredPlant', 'Subscription'])
   t.same(doc.components.schemas.StoredPlant.properties, doc.components.schemas.NewPlant.properties, 'StoredPlant is Plant plus the id')
   t.same(doc.components.schemas.NewPlant.properties.id, {
     description: doc.components.schemas.NewPlant.properties.id.description, type: 'integer', format: 'int64'
@@ -53,4 +54,29 @@ t.test('the document states the contract: 3.1, version 1.0.0, MIT, bearer auth, 
     for (const status of ['400', '401', '408', '429', '431', '500', '503']) t.ok(op.responses[status], `${op.operationId} declares ${status}`)
   }
   for (const op of [byId.get, byId.delete]) t.ok(op.responses['404'], `${op.operationId} declares 404`)
+})
+
+t.test('the document declares the upstream webhook and the subscription routes', async (t) => {
+  const app = await testApp(t)
+  const doc = (await app.inject({ url: '/docs/json' })).json()
+  const announce = doc.webhooks['/plant/webhook'].post
+  t.same(announce.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NewPlant' }, 'the body is the upstream NewPlant')
+  t.same(announce.parameters.map((p: { name: string, in: string, required: boolean }) => [p.name, p.in, p.required]),
+    [['webhook-id', 'header', true], ['webhook-timestamp', 'header', true], ['webhook-signature', 'header', true]], 'the signature headers')
+  t.ok(announce.responses['200'])
+
+  t.same(Object.keys(doc.paths).filter((path) => path.startsWith('/webhooks')).sort(),
+    ['/webhooks', '/webhooks/{id}', '/webhooks/{id}/deliveries', '/webhooks/{id}/deliveries/{deliveryId}/retry'])
+  const subscribe = doc.paths['/webhooks'].post
+  t.same(subscribe.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NewSubscription' })
+  t.same(subscribe.responses['201'].content['application/json'].schema, { $ref: '#/components/schemas/CreatedSubscription' })
+  t.notOk('secret' in doc.components.schemas.Subscription.properties, 'a listed subscription has no secret')
+  t.ok(doc.paths['/webhooks/{id}/deliveries'].get.responses['200'].headers.Link, 'the delivery log pages by Link')
+  t.notOk(doc.paths['/webhooks/{id}/deliveries/{deliveryId}/retry'].post.responses['202'].content, '202 has no body')
+  for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+    if (!path.startsWith('/webhooks')) continue
+    for (const op of Object.values<any>(item)) {
+      for (const status of ['401', '429', '500', '503']) t.ok(op.responses[status], `${op.operationId} declares ${status}`)
+    }
+  }
 })

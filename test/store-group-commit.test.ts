@@ -81,14 +81,14 @@ t.test('PostgreSQL batch: a statement failing after the INSERT committed answers
   const refusal = Object.assign(new Error('value too long'), { code: '54000' })
   const statements: string[] = []
   const query = (async (text: string) => {
-    statements.push(text.trim().split(/\s/)[0])
+    statements.push(text.trim().split(/\s/)[0]) // WITH: the insert of plants and their deliveries
     if (statements.length === 1) return { rows: [{ id: '1' }] }
     if (statements.length === 2) return { rows: [{ id: '2', name: Buffer.from('two'), tag: null }] }
     throw refusal
   }) as Query
   const plants = [{ id: 1n, name: 'one' }, { id: 2n, name: 'two' }, { id: 3n, name: 'three' }, { id: 1n, name: 'one again' }]
   const results = await createBatch(query, plants)
-  t.same(statements, ['INSERT', 'SELECT', 'INSERT'])
+  t.same(statements, ['WITH', 'SELECT', 'WITH'])
   t.same(results.slice(0, 2), [{ outcome: 'created', plant: plants[0] }, { outcome: 'unchanged', plant: { id: 2n, name: 'two' } }])
   t.type(results[2], PlantRejected, 'the refused plant answers on its own')
   t.equal((results[2] as Error).cause, refusal)

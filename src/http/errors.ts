@@ -15,6 +15,24 @@ export const PlantConflict = createError(
 
 export const PlantNotFound = createError('PLANT_STORE_PLANT_NOT_FOUND', 'no plant has id %s', 404)
 
+export const WebhookNotFound = createError('PLANT_STORE_WEBHOOK_NOT_FOUND', 'no webhook subscription has id %s', 404)
+
+export const DeliveryNotFound = createError('PLANT_STORE_DELIVERY_NOT_FOUND', 'subscription %s has no delivery with id %s', 404)
+
+export const WebhookUrlRefused = createError('PLANT_STORE_WEBHOOK_URL_REFUSED', 'url: %s', 400)
+
+export const SubscriptionLimit = createError(
+  'PLANT_STORE_SUBSCRIPTION_LIMIT',
+  'there are already %s webhook subscriptions, the most the store keeps; delete one first',
+  409
+)
+
+export const DeliveryPending = createError(
+  'PLANT_STORE_DELIVERY_PENDING',
+  'delivery %s is pending already: its next attempt is in the delivery log',
+  409
+)
+
 export const RouteNotFound = createError('PLANT_STORE_ROUTE_NOT_FOUND', 'no route for %s %s', 404)
 
 export const StoreUnavailable = createError(

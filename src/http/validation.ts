@@ -70,6 +70,8 @@ function describe ({ type, schema, value, message }: ValueError): string {
     case ValueErrorType.Integer: return 'must be an integer'
     case ValueErrorType.IntegerMinimum: return `must be at least ${schema.minimum}`
     case ValueErrorType.IntegerMaximum: return `must be at most ${schema.maximum}`
+    case ValueErrorType.StringMaxLength: return `must be at most ${schema.maxLength} characters long`
+    case ValueErrorType.StringPattern: return `must match ${schema.pattern}`
     default: return message
   }
 }

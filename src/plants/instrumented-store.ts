@@ -21,6 +21,7 @@ export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
     list: async (query) => await timed('list', store.list(query), () => 'ok'),
     delete: async (id) => await timed('delete', store.delete(id), (deleted) => deleted ? 'deleted' : 'absent'),
     ping: async () => await store.ping(),
+    webhooks: store.webhooks,
     close: async () => await store.close()
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { openStore, type DatabaseConfig } from '../store/open.js'
+import webhooks, { type WebhooksOptions } from '../webhooks/plugin.js'
 import { instrumented } from './instrumented-store.js'
 import plantRoutes from './routes.js'
 
@@ -8,15 +9,18 @@ export interface PlantsOptions {
   database: DatabaseConfig
   maxBatch: number
   maxQueueBytes: number
+  webhooks: Omit<WebhooksOptions, 'store'>
 }
 
 /**
  * The plants module: an encapsulated plugin that opens its store, serves it, reports
  * whether it answers, and closes it with the app (after in-flight writes are answered).
+ * New plants are announced by the webhooks module, which it gives the same store: the
+ * webhooks close first, so their last attempts are still recorded.
  * Wrapped with fastify-plugin only to declare what it needs of the app (`encapsulate`
  * keeps its routes and hooks its own).
  */
-async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes }: PlantsOptions): Promise<void> {
+async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes, webhooks: webhookOptions }: PlantsOptions): Promise<void> {
   const store = instrumented(await openStore(database, {
     log: app.log,
     maxBatch,
@@ -26,6 +30,7 @@ async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes
   app.readiness.add('store', async () => await store.ping())
   app.addHook('onClose', async () => await store.close())
   await app.register(plantRoutes, { store })
+  await app.register(webhooks, { ...webhookOptions, store: store.webhooks })
 }
 
 export default fp(plants, { name: 'plants', fastify: '5.x', dependencies: ['metrics', 'readiness', 'auth'], encapsulate: true })

@@ -3,12 +3,16 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { plantWebhook } from '../../schemas/webhook.js'
 import { apiSecurityHeaders } from '../http/answer-headers.js'
 
 const description = `Keeps a store of plants. Every operation needs a bearer token
 (\`Authorization: Bearer <token>\`); the documentation and health routes do not.
 
-Every error answers with the \`Error\` shape, \`{ "error": <HTTP status>, "message": <text> }\`.`
+Every error answers with the \`Error\` shape, \`{ "error": <HTTP status>, "message": <text> }\`.
+
+Every plant created is announced to the webhook subscriptions (\`/webhooks\`) by the
+\`plant.created\` webhook: a signed POST of the plant, retried until acknowledged.`
 
 /**
  * Generates the OpenAPI document from the routes' schemas and serves it with
@@ -33,7 +37,12 @@ async function docs (app: FastifyInstance): Promise<void> {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from the service\'s API_TOKENS.' }
         }
       },
-      security: [{ bearerAuth: [] }]
+      security: [{ bearerAuth: [] }],
+      tags: [
+        { name: 'plants', description: 'The store of plants' },
+        { name: 'webhooks', description: 'Subscriptions to new plants, and the log of their deliveries' }
+      ],
+      webhooks: plantWebhook
     },
     // Name components after their $id (Plant, NewPlant, Error) rather than def-0, def-1…
     refResolver: {

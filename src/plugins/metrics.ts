@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
 /** Everything /metrics reports, in a registry of the app's own (tests build many apps). */
 export class Metrics {
@@ -27,6 +27,29 @@ export class Metrics {
     help: 'Writes per group-commit transaction, the halves a refused batch is split into included',
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
     registers: [this.registry]
+  })
+
+  readonly webhookAttempts = new Histogram({
+    name: 'plant_store_webhook_attempt_duration_seconds',
+    help: 'Webhook delivery attempts by outcome (delivered, retried, failed: the last attempt failed); _count is the attempt count',
+    labelNames: ['outcome'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry]
+  })
+
+  /** Read when /metrics is scraped, from the source the webhooks module sets. */
+  pendingDeliveries: () => Promise<number> = async () => 0
+
+  readonly webhookPending: Gauge = new Gauge({
+    name: 'plant_store_webhook_deliveries_pending',
+    help: 'Webhook deliveries waiting for an attempt or for their next one, for every instance of the store',
+    registers: [this.registry],
+    collect: async () => {
+      // A store that does not answer leaves the last count; /metrics still answers.
+      try {
+        this.webhookPending.set(await this.pendingDeliveries())
+      } catch {}
+    }
   })
 
   constructor () {

@@ -1,9 +1,8 @@
-import { MemoryStore } from './memory.js'
 import { PostgresStore } from './postgres.js'
 import { SqliteStore } from './sqlite.js'
 import type { PlantStore, StoreContext } from './store.js'
 
-/** Where plants are kept, as DATABASE_URL names it. */
+/** Where plants are kept, as DATABASE_URL names it; `memory` is a SQLite database that lives as long as the process. */
 export type DatabaseConfig =
   | { engine: 'memory' }
   | { engine: 'sqlite', path: string }
@@ -12,7 +11,7 @@ export type DatabaseConfig =
 /** Opens the store the configuration names; the routes never learn which engine it is. */
 export async function openStore (database: DatabaseConfig, context: StoreContext): Promise<PlantStore> {
   switch (database.engine) {
-    case 'memory': return new MemoryStore()
+    case 'memory': return new SqliteStore(':memory:', context)
     case 'sqlite': return new SqliteStore(database.path, context)
     case 'postgres': return await PostgresStore.open(database.url, database.poolSize, context)
   }

@@ -2,6 +2,7 @@ import type pg from 'pg'
 import { PlantRejected, StoreUnavailable } from './errors.js'
 import { refused } from './postgres-connection.js'
 import { samePlant, type CreateResult, type StoredPlant } from './store.js'
+import { announcement } from './webhooks.js'
 
 // The plants table as the PostgreSQL store reads and writes it.
 
@@ -20,10 +21,25 @@ export const SELECT_PLANTS = 'SELECT id, name, tag FROM plants'
  */
 export const SELECT_PAGE_BY_TAG = `${SELECT_PLANTS} WHERE md5(tag) = md5($1::bytea) AND tag = $1 AND id >= $2 ORDER BY id LIMIT $3`
 
-const INSERT_PLANTS = `INSERT INTO plants (id, name, tag)
-  SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[]) AS batch (id, name, tag) ORDER BY id
-  ON CONFLICT (id) DO NOTHING
-  RETURNING id`
+// The plants are inserted, and each one inserted is announced to every subscription,
+// in one statement: its deliveries commit with it. The subscriptions it announces to are
+// locked (FOR KEY SHARE, which only a delete conflicts with) until it commits, so that a
+// subscription deleted meanwhile waits for it and then finds its deliveries (see
+// unsubscribe). gen_random_uuid is PostgreSQL 13's.
+const INSERT_PLANTS = `WITH batch AS (
+    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[]) AS batch (id, name, tag, announcement)
+  ), inserted AS (
+    INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY id
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id
+  ), subscribers AS (
+    SELECT id FROM webhooks FOR KEY SHARE
+  ), announced AS (
+    INSERT INTO webhook_deliveries (id, webhook_id, plant_id, payload, next_attempt_at)
+    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), subscribers.id, batch.id, batch.announcement, now()
+    FROM inserted JOIN batch USING (id) CROSS JOIN subscribers
+  )
+  SELECT id FROM inserted`
 
 /**
  * Writes a batch of creates. One statement inserts the whole batch, ids in ascending
@@ -78,7 +94,7 @@ export async function createBatch (query: Query, plants: StoredPlant[]): Promise
 async function insert (query: Query, plants: StoredPlant[]): Promise<StoredPlant[]> {
   try {
     const { rows } = await query<{ id: string }>(INSERT_PLANTS,
-      [plants.map((p) => String(p.id)), plants.map((p) => utf8(p.name)), plants.map((p) => p.tag === undefined ? null : utf8(p.tag))])
+      [plants.map((p) => String(p.id)), plants.map((p) => utf8(p.name)), plants.map((p) => p.tag === undefined ? null : utf8(p.tag)), plants.map(announcement)])
     const inserted = new Set(rows.map((row) => BigInt(row.id)))
     return plants.filter((plant) => inserted.has(plant.id))
   } catch (err) {

@@ -20,7 +20,37 @@ const migrations: string[] = [
   // that the tag decides its md5, and it reads a page as a range of the index.
   `CREATE INDEX plants_by_tag_hash ON plants (md5(tag), id);
    CREATE STATISTICS plants_tag_decides_hash (dependencies) ON tag, md5(tag) FROM plants;
-   DROP INDEX plants_by_tag`
+   DROP INDEX plants_by_tag`,
+  // 4: webhook subscriptions and the outbox of their deliveries. No foreign key: a
+  // subscription's deliveries are deleted with it, and a create racing that delete must
+  // not be refused for it; a delivery left without its subscription is never claimed.
+  `CREATE TABLE webhooks (
+     seq        bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+     id         text PRIMARY KEY,
+     url        text NOT NULL,
+     secret     text NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now()
+   );
+   CREATE TABLE webhook_deliveries (
+     seq              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     id               text NOT NULL UNIQUE,
+     webhook_id       text NOT NULL,
+     plant_id         bigint NOT NULL,
+     payload          bytea NOT NULL,
+     status           text NOT NULL DEFAULT 'pending',
+     attempts         integer NOT NULL DEFAULT 0,
+     last_status_code integer,
+     last_error       text,
+     next_attempt_at  timestamptz,
+     lease            text,
+     lease_until      timestamptz,
+     created_at       timestamptz NOT NULL DEFAULT now(),
+     delivered_at     timestamptz,
+     settled_at       timestamptz
+   );
+   CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, seq);
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
+   CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (settled_at) WHERE status <> 'pending'`
 ]
 
 export const SCHEMA_VERSION = migrations.length

@@ -6,6 +6,7 @@ import { Outage } from './outage.js'
 import { poolConfig, probe, refused, unavailable } from './postgres-connection.js'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
+import { PostgresWebhooks } from './postgres-webhooks.js'
 import { pageStart, plantBytes, type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext } from './store.js'
 
 const FIRST_RETRY_MS = 100
@@ -21,8 +22,10 @@ const MAX_RETRY_MS = 5000
  * background with exponential backoff, every operation answers 503. Once running, a
  * statement timed out or a connection lost puts the store down: every operation answers
  * 503 at once, without waiting on the database, until a probe finds it answering again.
+ * A created plant's webhook deliveries are written by the statement that inserts it.
  */
 export class PostgresStore implements PlantStore {
+  readonly webhooks: PostgresWebhooks
   readonly #pool: pg.Pool
   readonly #log: StoreContext['log']
   readonly #outage: Outage
@@ -51,8 +54,13 @@ export class PostgresStore implements PlantStore {
     // the store is down until the probe finds the database answering.
     this.#pool.on('error', (err) => this.#outage.fail(err))
     const query = this.#query.bind(this)
+    this.webhooks = new PostgresWebhooks(query)
     this.#creates = new GroupCommit({
-      write: async (plants) => await createBatch(query, plants),
+      write: async (plants) => {
+        const results = await createBatch(query, plants)
+        if (results.some((result) => !(result instanceof Error) && result.outcome === 'created')) this.webhooks.committed()
+        return results
+      },
       sizeOf: plantBytes,
       maxBatch,
       maxQueueBytes,

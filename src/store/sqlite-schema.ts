@@ -10,7 +10,35 @@ const migrations: string[] = [
      tag  TEXT
    ) STRICT`,
   // 2: listing by tag pages through an index range, as listing by id does through the rowid.
-  'CREATE INDEX plants_by_tag ON plants (tag, id)'
+  'CREATE INDEX plants_by_tag ON plants (tag, id)',
+  // 3: webhook subscriptions and the outbox of their deliveries. No foreign key: a
+  // subscription's deliveries are deleted with it, in the same transaction.
+  `CREATE TABLE webhooks (
+     id         TEXT PRIMARY KEY,
+     url        TEXT NOT NULL,
+     secret     TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   ) STRICT;
+   CREATE TABLE webhook_deliveries (
+     seq              INTEGER PRIMARY KEY,
+     id               TEXT NOT NULL UNIQUE,
+     webhook_id       TEXT NOT NULL,
+     plant_id         INTEGER NOT NULL,
+     payload          BLOB NOT NULL,
+     status           TEXT NOT NULL DEFAULT 'pending',
+     attempts         INTEGER NOT NULL DEFAULT 0,
+     last_status_code INTEGER,
+     last_error       TEXT,
+     next_attempt_at  INTEGER,
+     lease            TEXT,
+     lease_until      INTEGER,
+     created_at       INTEGER NOT NULL,
+     delivered_at     INTEGER,
+     settled_at       INTEGER
+   ) STRICT;
+   CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, seq);
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
+   CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (settled_at) WHERE status <> 'pending'`
 ]
 
 export const SCHEMA_VERSION = migrations.length

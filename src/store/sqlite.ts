@@ -5,6 +5,7 @@ import { PlantRejected } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
 import { migrate } from './sqlite-schema.js'
+import { SqliteWebhooks } from './sqlite-webhooks.js'
 import {
   pageStart, plantBytes, samePlant, WRITE_OVERHEAD_BYTES,
   type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext
@@ -25,10 +26,13 @@ interface Row { id: bigint, name: string, tag: string | null }
 interface Write { run: () => unknown, bytes: number }
 
 /**
- * Plants in a SQLite file. WAL with synchronous=FULL: a write is acknowledged only
- * after its transaction is on disk. Writes arriving together share one commit.
+ * Plants in a SQLite file (or in memory, for tests and demos). WAL with
+ * synchronous=FULL: a write is acknowledged only after its transaction is on disk.
+ * Writes arriving together share one commit; a created plant's webhook deliveries are
+ * written in its transaction.
  */
 export class SqliteStore implements PlantStore {
+  readonly webhooks: SqliteWebhooks
   readonly #db: Database.Database
   readonly #outage: Outage
   readonly #statements
@@ -60,22 +64,30 @@ export class SqliteStore implements PlantStore {
     const transaction = db.transaction((writes: Write[]) => writes.map((write) => write.run()))
     this.#writes = new GroupCommit({
       write: (writes) => {
+        let results
         try {
-          return this.#run(() => transaction.immediate(writes))
+          results = this.#run(() => transaction.immediate(writes))
         } catch (err) {
+          this.webhooks.rolledBack()
           throw REFUSED.test(codeOf(err)) ? new PlantRejected({ cause: err }) : err
         }
+        this.webhooks.committed()
+        return results
       },
       sizeOf: (write) => write.bytes,
       maxBatch,
       maxQueueBytes,
       onBatch
     })
+    this.webhooks = new SqliteWebhooks(db, this.#write.bind(this), this.#run.bind(this))
   }
 
   async create (plant: StoredPlant): Promise<CreateResult> {
     return await this.#write(plantBytes(plant), (): CreateResult => {
-      if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return { outcome: 'created', plant }
+      if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
+        this.webhooks.announce(plant)
+        return { outcome: 'created', plant }
+      }
       const existing = toPlant(this.#statements.get.get(plant.id)!)
       return { outcome: samePlant(existing, plant) ? 'unchanged' : 'conflict', plant: existing }
     })

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { INT64_MAX, INT64_MIN, type StoredPlant } from '../../schemas/index.js'
+import type { WebhookStore } from './webhooks.js'
 
 export type { StoredPlant }
 
@@ -29,6 +30,8 @@ export interface PlantStore {
   delete: (id: bigint) => Promise<boolean>
   /** Resolves when the store answers, rejects (StoreUnavailable) when it does not: readiness. */
   ping: () => Promise<void>
+  /** The subscriptions and the outbox of their deliveries, in the same database. */
+  readonly webhooks: WebhookStore
   /** Writes what is pending, answers it, then releases the store. */
   close: () => Promise<void>
 }

@@ -1,14 +1,14 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
-import { buildApp } from '../../src/app.js'
+import { buildApp, type Seams } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 
 export const TOKEN = 'test-token-0123456789'
 export const AUTH = { authorization: `Bearer ${TOKEN}` }
 
 /** An app on the memory store with a known token, closed when the test ends. */
-export async function testApp (t: Test, env: NodeJS.ProcessEnv = {}): Promise<FastifyInstance> {
-  const app = await buildApp(loadConfig({ API_TOKENS: TOKEN, DATABASE_URL: 'memory:', LOG_LEVEL: 'silent', ...env }))
+export async function testApp (t: Test, env: NodeJS.ProcessEnv = {}, seams: Seams = {}): Promise<FastifyInstance> {
+  const app = await buildApp(loadConfig({ API_TOKENS: TOKEN, DATABASE_URL: 'memory:', LOG_LEVEL: 'silent', ...env }), seams)
   t.teardown(async () => await app.close())
   return app
 }

@@ -1,0 +1,121 @@
+import { Type, type Static } from '@sinclair/typebox'
+import { Int64 } from './int64.js'
+
+/** The one event this service announces: a plant was created. */
+export const PLANT_CREATED = 'plant.created'
+
+// Long enough for any real endpoint, short enough that a list of subscriptions stays small.
+export const WEBHOOK_URL_MAX_LENGTH = 2048
+
+const subscriptionId = Type.String({
+  pattern: '^wh_[0-9a-f]{32}$',
+  description: 'Identification of the subscription',
+  examples: ['wh_3f0c2a9d5b7e4e18a1c6d2f4b8e90a17']
+})
+
+const deliveryId = Type.String({
+  pattern: '^msg_[0-9a-f]{32}$',
+  description: 'Identification of the delivery: the `webhook-id` header of each of its attempts, by which a receiver deduplicates',
+  examples: ['msg_8b1e6f0d2c4a4f7e9d3b5a7c1e0f2d4b']
+})
+
+const timestamp = (description: string) => Type.String({ format: 'date-time', description })
+
+export const NewSubscription = Type.Object({
+  url: Type.String({
+    maxLength: WEBHOOK_URL_MAX_LENGTH,
+    description: 'Where each new plant is POSTed: an https URL whose host resolves only to public addresses (see WEBHOOK_ALLOW_PRIVATE)',
+    examples: ['https://example.com/plant-hooks']
+  })
+}, { $id: 'NewSubscription', description: 'A webhook subscription to add. Fields other than url are ignored.' })
+
+const subscriptionFields = {
+  id: subscriptionId,
+  url: NewSubscription.properties.url,
+  events: Type.Array(Type.Literal(PLANT_CREATED), { description: 'The events announced: every created plant' }),
+  createdAt: timestamp('When the subscription was created')
+}
+
+export const Subscription = Type.Object(subscriptionFields, {
+  $id: 'Subscription',
+  description: 'A webhook subscription, as listed: without its secret.'
+})
+
+export const CreatedSubscription = Type.Object({
+  ...subscriptionFields,
+  secret: Type.String({
+    pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
+    description: 'The Standard Webhooks signing key: `whsec_` and the base64 of 32 random bytes. Shown in this answer only; keep it to verify `webhook-signature`.',
+    examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+nQgnXsPGJk=']
+  })
+}, { $id: 'CreatedSubscription', description: 'A webhook subscription just created, with its secret.' })
+
+export const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], {
+  description: '`pending`: waiting for its next attempt; `delivered`: a 2xx acknowledged it; `failed`: every attempt failed (POST …/retry starts it over)'
+})
+
+export const Delivery = Type.Object({
+  id: deliveryId,
+  event: Type.Literal(PLANT_CREATED),
+  plantId: Int64({ description: 'The id of the plant announced' }),
+  status: DeliveryStatus,
+  attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far' }),
+  lastStatusCode: Type.Optional(Type.Integer({ description: 'The HTTP status the last attempt was answered with' })),
+  lastError: Type.Optional(Type.String({ description: 'Why the last attempt failed, when it got no acceptable answer: a timeout, a refused connection, an address that is not public…' })),
+  nextAttemptAt: Type.Optional(timestamp('When the next attempt is due; only while pending')),
+  createdAt: timestamp('When the plant was created'),
+  deliveredAt: Type.Optional(timestamp('When a 2xx acknowledged it'))
+}, { $id: 'Delivery', description: 'One announcement of one plant to one subscription, and where it stands.' })
+
+export const SubscriptionParams = Type.Object({ id: subscriptionId })
+
+export const DeliveryParams = Type.Object({ id: subscriptionId, deliveryId })
+
+export const DeliveryListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({
+    format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'At most this many deliveries'
+  })),
+  before: Type.Optional(Type.Integer({
+    minimum: 1,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'Only deliveries older than this cursor: take it from the previous page\'s Link header'
+  }))
+})
+
+export type NewSubscription = Static<typeof NewSubscription>
+export type Subscription = Static<typeof Subscription>
+export type CreatedSubscription = Static<typeof CreatedSubscription>
+export type Delivery = Static<typeof Delivery>
+export type DeliveryStatus = Static<typeof DeliveryStatus>
+
+const signatureHeader = (name: string, description: string, example: string) => ({
+  name, in: 'header' as const, required: true, description, schema: { type: 'string' as const }, example
+})
+
+/**
+ * The webhook the service calls, as the document's `webhooks` declares it under the
+ * upstream's key: a POST of the new plant, signed as Standard Webhooks specifies.
+ */
+export const plantWebhook = {
+  '/plant/webhook': {
+    post: {
+      operationId: 'plantWebhook',
+      summary: 'A plant was added',
+      description: 'Sent to every subscription\'s URL once a created plant is committed (`plant.created`), at least once: a receiver deduplicates by `webhook-id`. Verify `webhook-signature` with the subscription\'s secret (the `standardwebhooks` package does it), and read the id from the raw body: it is an exact int64, beyond what a JSON number parsed to a double holds. Any 2xx within WEBHOOK_TIMEOUT_MS acknowledges; anything else (a redirect included: redirects are not followed) is retried with exponential backoff and full jitter, up to WEBHOOK_MAX_ATTEMPTS.',
+      tags: ['webhooks'],
+      security: [],
+      parameters: [
+        signatureHeader('webhook-id', 'The delivery\'s id: one per plant and subscription, the same on every attempt.', 'msg_8b1e6f0d2c4a4f7e9d3b5a7c1e0f2d4b'),
+        signatureHeader('webhook-timestamp', 'When this attempt was sent, in seconds since the epoch: refuse one too far from your clock to stop replays.', '1795412837'),
+        signatureHeader('webhook-signature', '`v1,` and the base64 HMAC-SHA256, under the secret\'s key, of `<webhook-id>.<webhook-timestamp>.<body>`.', 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=')
+      ],
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } }
+      },
+      responses: {
+        200: { description: 'Acknowledged (any 2xx is)' }
+      }
+    }
+  }
+}

@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto'
+import type { DeliveryStatus } from '../../schemas/webhook.js'
+import type { Query } from './postgres-plants.js'
+import type {
+  AttemptRecord, DeliveryPage, DueDelivery, RestartOutcome, StoredDelivery, StoredSubscription, WebhookStore
+} from './webhooks.js'
+
+// The webhook tables as the PostgreSQL store reads and writes them. Every statement
+// commits on its own; times come from the database's clock, which every instance shares.
+// A create's deliveries are written by its own statement (see postgres-plants.ts).
+
+interface SubscriptionRow { id: string, url: string, secret: string, created_at: Date }
+interface DeliveryRow {
+  seq: string
+  id: string
+  webhook_id: string
+  plant_id: string
+  status: DeliveryStatus
+  attempts: number
+  last_status_code: number | null
+  last_error: string | null
+  next_attempt_at: Date | null
+  created_at: Date
+  delivered_at: Date | null
+}
+
+const DELIVERY_COLUMNS = 'seq, id, webhook_id, plant_id, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at'
+
+// A delivery whose subscription is gone (see unsubscribe) is never claimed nor counted.
+const SUBSCRIBED = 'EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = webhook_deliveries.webhook_id)'
+
+// The count and the insert are one statement; two instances subscribing at the same
+// moment may each see room for one more, so the limit can be passed by the few racing.
+const SUBSCRIBE = `INSERT INTO webhooks (id, url, secret, created_at)
+  SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM webhooks) < $5`
+
+// FOR UPDATE SKIP LOCKED: instances claiming at the same moment take different rows
+// instead of waiting for each other; the lease then keeps a row from being claimed again
+// until it expires, which is how another instance takes over from one that died.
+const CLAIM = `UPDATE webhook_deliveries SET lease = $4, lease_until = now() + $3 * interval '1 millisecond'
+  WHERE seq IN (
+    SELECT seq FROM webhook_deliveries
+    WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until <= now())
+      AND ${SUBSCRIBED}
+    ORDER BY next_attempt_at LIMIT $2
+    FOR UPDATE SKIP LOCKED)
+  RETURNING id, payload, attempts`
+
+const RELEASE = 'lease = NULL, lease_until = NULL, attempts = attempts + 1, last_status_code = $3'
+const DELIVERED = `UPDATE webhook_deliveries SET ${RELEASE}, status = 'delivered', last_error = NULL, next_attempt_at = NULL,
+  delivered_at = now(), settled_at = now() WHERE id = $1 AND lease = $2`
+const RETRIED = `UPDATE webhook_deliveries SET ${RELEASE}, last_error = $4, next_attempt_at = now() + $5 * interval '1 millisecond'
+  WHERE id = $1 AND lease = $2`
+const FAILED = `UPDATE webhook_deliveries SET ${RELEASE}, status = 'failed', last_error = $4, next_attempt_at = NULL, settled_at = now()
+  WHERE id = $1 AND lease = $2`
+
+// Which delivery it was, and whether it was pending before this statement changed it.
+const RESTART = `WITH target AS (SELECT seq, status FROM webhook_deliveries WHERE webhook_id = $1 AND id = $2 FOR UPDATE),
+  restarted AS (
+    UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL, last_error = NULL,
+      next_attempt_at = now(), delivered_at = NULL, settled_at = NULL, lease = NULL, lease_until = NULL
+    WHERE seq = (SELECT seq FROM target WHERE status <> 'pending'))
+  SELECT status FROM target`
+
+export class PostgresWebhooks implements WebhookStore {
+  readonly #query: Query
+  #listener = (): void => {}
+
+  constructor (query: Query) {
+    this.#query = query
+  }
+
+  /** Called by the store after a create statement that inserted plants has committed. */
+  committed (): void {
+    this.#listener()
+  }
+
+  async subscribe ({ id, url, secret, createdAt }: StoredSubscription, max: number): Promise<boolean> {
+    return (await this.#query(SUBSCRIBE, [id, url, secret, createdAt, max])).rowCount === 1
+  }
+
+  async subscriptions (): Promise<StoredSubscription[]> {
+    const { rows } = await this.#query<SubscriptionRow>('SELECT id, url, secret, created_at FROM webhooks ORDER BY seq')
+    return rows.map(({ id, url, secret, created_at: createdAt }) => ({ id, url, secret, createdAt }))
+  }
+
+  /**
+   * Two statements, not one: the first waits for the creates announcing to the
+   * subscription (they lock it) to commit, and the second, reading after that, finds
+   * their deliveries too. Should the process die between them, what is left is never
+   * claimed nor counted, and prune deletes it.
+   */
+  async unsubscribe (id: string): Promise<boolean> {
+    if ((await this.#query('DELETE FROM webhooks WHERE id = $1', [id])).rowCount !== 1) return false
+    await this.#query('DELETE FROM webhook_deliveries WHERE webhook_id = $1', [id])
+    return true
+  }
+
+  async deliveries (webhookId: string, { limit, before }: DeliveryPage): Promise<StoredDelivery[]> {
+    const { rows } = await this.#query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+      WHERE webhook_id = $1 AND seq < $2 ORDER BY seq DESC LIMIT $3`, [webhookId, before ?? Number.MAX_SAFE_INTEGER, limit])
+    return rows.map(toDelivery)
+  }
+
+  async restart (webhookId: string, deliveryId: string): Promise<RestartOutcome> {
+    const [row] = (await this.#query<{ status: DeliveryStatus }>(RESTART, [webhookId, deliveryId])).rows
+    if (row === undefined) return 'absent'
+    if (row.status === 'pending') return 'pending'
+    this.#listener()
+    return 'restarted'
+  }
+
+  async claim (webhookId: string, limit: number, leaseMs: number): Promise<DueDelivery[]> {
+    const lease = randomBytes(12).toString('base64url')
+    const { rows } = await this.#query<{ id: string, payload: Buffer, attempts: number }>(CLAIM, [webhookId, limit, leaseMs, lease])
+    return rows.map(({ id, payload, attempts }) => ({ id, payload, attempts, lease }))
+  }
+
+  async record ({ id, lease }: DueDelivery, { delivered, statusCode, error, retryInMs }: AttemptRecord): Promise<void> {
+    const code = statusCode ?? null
+    if (delivered) await this.#query(DELIVERED, [id, lease, code])
+    else if (retryInMs !== undefined) await this.#query(RETRIED, [id, lease, code, error ?? null, retryInMs])
+    else await this.#query(FAILED, [id, lease, code, error ?? null])
+  }
+
+  async pending (): Promise<number> {
+    const { rows } = await this.#query<{ count: number }>(`SELECT count(*)::int AS count FROM webhook_deliveries
+      WHERE status = 'pending' AND ${SUBSCRIBED}`)
+    return rows[0].count
+  }
+
+  async prune (settledBefore: Date): Promise<number> {
+    return (await this.#query(`DELETE FROM webhook_deliveries
+      WHERE (status <> 'pending' AND settled_at < $1) OR NOT ${SUBSCRIBED}`, [settledBefore])).rowCount ?? 0
+  }
+
+  onAnnounced (listener: () => void): void {
+    this.#listener = listener
+  }
+}
+
+function toDelivery (row: DeliveryRow): StoredDelivery {
+  return {
+    seq: Number(row.seq),
+    id: row.id,
+    webhookId: row.webhook_id,
+    plantId: BigInt(row.plant_id),
+    status: row.status,
+    attempts: row.attempts,
+    ...row.last_status_code === null ? {} : { lastStatusCode: row.last_status_code },
+    ...row.last_error === null ? {} : { lastError: row.last_error },
+    ...row.next_attempt_at === null ? {} : { nextAttemptAt: row.next_attempt_at },
+    createdAt: row.created_at,
+    ...row.delivered_at === null ? {} : { deliveredAt: row.delivered_at }
+  }
+}

@@ -1,0 +1,183 @@
+import { randomBytes } from 'node:crypto'
+import type Database from 'better-sqlite3'
+import type { DeliveryStatus } from '../../schemas/webhook.js'
+import { WRITE_OVERHEAD_BYTES, type StoredPlant } from './store.js'
+import {
+  announcement,
+  type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome,
+  type StoredDelivery, type StoredSubscription, type WebhookStore
+} from './webhooks.js'
+
+// The webhook tables as the SQLite store reads and writes them. Times are milliseconds
+// since the epoch. Every write goes through the store's group commit, so it shares its
+// durable commit with the creates around it.
+
+/** Submits a write to the store's group commit; resolves once it is committed. */
+export type Write = <Result>(bytes: number, run: () => Result) => Promise<Result>
+/** Runs a read, an unavailable file turned into StoreUnavailable. */
+export type Read = <Result>(run: () => Result) => Result
+
+interface SubscriptionRow { id: string, url: string, secret: string, created_at: bigint }
+interface DeliveryRow {
+  seq: bigint
+  id: string
+  webhook_id: string
+  plant_id: bigint
+  status: DeliveryStatus
+  attempts: bigint
+  last_status_code: bigint | null
+  last_error: string | null
+  next_attempt_at: bigint | null
+  created_at: bigint
+  delivered_at: bigint | null
+}
+interface DueRow { id: string, payload: Buffer, attempts: bigint }
+
+interface Claim { webhook: string, now: number, limit: number, lease: string, until: number }
+interface Outcome { id: string, lease: string, code: number | null, error: string | null, now: number, at: number }
+
+const RELEASE = 'lease = NULL, lease_until = NULL, attempts = attempts + 1, last_status_code = @code'
+const DELIVERY_COLUMNS = 'seq, id, webhook_id, plant_id, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at'
+
+export class SqliteWebhooks implements WebhookStore {
+  readonly #write: Write
+  readonly #read: Read
+  readonly #statements
+  #listener = (): void => {}
+  /** Set by announce inside a transaction, told once the transaction has committed. */
+  #announced = false
+
+  constructor (db: Database.Database, write: Write, read: Read) {
+    this.#write = write
+    this.#read = read
+    this.#statements = {
+      announce: db.prepare<[{ plant: bigint, payload: Buffer, now: number }]>(`INSERT INTO webhook_deliveries (id, webhook_id, plant_id, payload, next_attempt_at, created_at)
+        SELECT 'msg_' || lower(hex(randomblob(16))), id, @plant, @payload, @now, @now FROM webhooks`),
+      count: db.prepare<[], { count: bigint }>('SELECT count(*) AS count FROM webhooks'),
+      subscribe: db.prepare<[string, string, string, number]>('INSERT INTO webhooks (id, url, secret, created_at) VALUES (?, ?, ?, ?)'),
+      subscriptions: db.prepare<[], SubscriptionRow>('SELECT id, url, secret, created_at FROM webhooks ORDER BY rowid'),
+      unsubscribe: db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?'),
+      dropDeliveries: db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE webhook_id = ?'),
+      page: db.prepare<[string, number, number], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+        WHERE webhook_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`),
+      status: db.prepare<[string, string], { status: DeliveryStatus }>('SELECT status FROM webhook_deliveries WHERE webhook_id = ? AND id = ?'),
+      restart: db.prepare<[number, string]>(`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL,
+        last_error = NULL, next_attempt_at = ?, delivered_at = NULL, settled_at = NULL, lease = NULL, lease_until = NULL WHERE id = ?`),
+      claim: db.prepare<[Claim], DueRow>(`UPDATE webhook_deliveries SET lease = @lease, lease_until = @until
+        WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE webhook_id = @webhook AND status = 'pending' AND next_attempt_at <= @now
+                        AND (lease_until IS NULL OR lease_until <= @now) ORDER BY next_attempt_at LIMIT @limit)
+        RETURNING id, payload, attempts`),
+      delivered: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'delivered', last_error = NULL,
+        next_attempt_at = NULL, delivered_at = @now, settled_at = @now WHERE id = @id AND lease = @lease`),
+      retried: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, last_error = @error, next_attempt_at = @at
+        WHERE id = @id AND lease = @lease`),
+      failed: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'failed', last_error = @error,
+        next_attempt_at = NULL, settled_at = @now WHERE id = @id AND lease = @lease`),
+      pending: db.prepare<[], { count: bigint }>('SELECT count(*) AS count FROM webhook_deliveries WHERE status = \'pending\''),
+      prune: db.prepare<[number]>('DELETE FROM webhook_deliveries WHERE status <> \'pending\' AND settled_at < ?')
+    }
+  }
+
+  /**
+   * Writes the plant's deliveries, one per subscription: called by a create inside its
+   * transaction, so they commit (or roll back) with the plant.
+   */
+  announce (plant: StoredPlant): void {
+    if (this.#statements.announce.run({ plant: plant.id, payload: announcement(plant), now: Date.now() }).changes > 0) this.#announced = true
+  }
+
+  /** Called by the store after each committed transaction. */
+  committed (): void {
+    if (!this.#announced) return
+    this.#announced = false
+    this.#listener()
+  }
+
+  /** Called by the store after a transaction rolled back: its deliveries were never written. */
+  rolledBack (): void {
+    this.#announced = false
+  }
+
+  async subscribe ({ id, url, secret, createdAt }: StoredSubscription, max: number): Promise<boolean> {
+    return await this.#write(WRITE_OVERHEAD_BYTES + 2 * url.length, () => {
+      if (Number(this.#statements.count.get()!.count) >= max) return false
+      this.#statements.subscribe.run(id, url, secret, createdAt.getTime())
+      return true
+    })
+  }
+
+  async subscriptions (): Promise<StoredSubscription[]> {
+    return this.#read(() => this.#statements.subscriptions.all()).map(({ id, url, secret, created_at: createdAt }) =>
+      ({ id, url, secret, createdAt: new Date(Number(createdAt)) }))
+  }
+
+  async unsubscribe (id: string): Promise<boolean> {
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
+      if (this.#statements.unsubscribe.run(id).changes === 0) return false
+      this.#statements.dropDeliveries.run(id)
+      return true
+    })
+  }
+
+  async deliveries (webhookId: string, { limit, before }: DeliveryPage): Promise<StoredDelivery[]> {
+    return this.#read(() => this.#statements.page.all(webhookId, before ?? Number.MAX_SAFE_INTEGER, limit)).map(toDelivery)
+  }
+
+  async restart (webhookId: string, deliveryId: string): Promise<RestartOutcome> {
+    return await this.#write(WRITE_OVERHEAD_BYTES, (): RestartOutcome => {
+      const row = this.#statements.status.get(webhookId, deliveryId)
+      if (row === undefined) return 'absent'
+      if (row.status === 'pending') return 'pending'
+      this.#statements.restart.run(Date.now(), deliveryId)
+      this.#announced = true
+      return 'restarted'
+    })
+  }
+
+  async claim (webhookId: string, limit: number, leaseMs: number): Promise<DueDelivery[]> {
+    const lease = randomBytes(12).toString('base64url')
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
+      const now = Date.now()
+      return this.#statements.claim.all({ webhook: webhookId, now, limit, lease, until: now + leaseMs })
+        .map(({ id, payload, attempts }) => ({ id, payload, attempts: Number(attempts), lease }))
+    })
+  }
+
+  async record ({ id, lease }: DueDelivery, { delivered, statusCode, error, retryInMs }: AttemptRecord): Promise<void> {
+    await this.#write(WRITE_OVERHEAD_BYTES + 2 * (error?.length ?? 0), () => {
+      const now = Date.now()
+      const outcome = { id, lease, code: statusCode ?? null, error: error ?? null, now, at: now + (retryInMs ?? 0) }
+      if (delivered) this.#statements.delivered.run(outcome)
+      else if (retryInMs !== undefined) this.#statements.retried.run(outcome)
+      else this.#statements.failed.run(outcome)
+    })
+  }
+
+  async pending (): Promise<number> {
+    return Number(this.#read(() => this.#statements.pending.get())!.count)
+  }
+
+  async prune (settledBefore: Date): Promise<number> {
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.prune.run(settledBefore.getTime()).changes)
+  }
+
+  onAnnounced (listener: () => void): void {
+    this.#listener = listener
+  }
+}
+
+function toDelivery (row: DeliveryRow): StoredDelivery {
+  return {
+    seq: Number(row.seq),
+    id: row.id,
+    webhookId: row.webhook_id,
+    plantId: row.plant_id,
+    status: row.status,
+    attempts: Number(row.attempts),
+    ...row.last_status_code === null ? {} : { lastStatusCode: Number(row.last_status_code) },
+    ...row.last_error === null ? {} : { lastError: row.last_error },
+    ...row.next_attempt_at === null ? {} : { nextAttemptAt: new Date(Number(row.next_attempt_at)) },
+    createdAt: new Date(Number(row.created_at)),
+    ...row.delivered_at === null ? {} : { deliveredAt: new Date(Number(row.delivered_at)) }
+  }
+}

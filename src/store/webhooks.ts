@@ -1,0 +1,91 @@
+import type { DeliveryStatus } from '../../schemas/webhook.js'
+import type { StoredPlant } from './store.js'
+
+// What the webhooks module needs of a store: subscriptions, and the outbox of their
+// deliveries. A delivery is written in the same transaction as the plant it announces
+// (each engine's create does it), so a committed plant is always announced and nothing
+// uncommitted ever is.
+
+export interface StoredSubscription {
+  id: string
+  url: string
+  /** The Standard Webhooks key, `whsec_…`: needed to sign, so kept as it is. */
+  secret: string
+  createdAt: Date
+}
+
+export interface StoredDelivery {
+  /** Ascending in creation order within a store: the cursor of the delivery log. */
+  seq: number
+  id: string
+  webhookId: string
+  plantId: bigint
+  status: DeliveryStatus
+  attempts: number
+  lastStatusCode?: number
+  lastError?: string
+  nextAttemptAt?: Date
+  createdAt: Date
+  deliveredAt?: Date
+}
+
+/** A delivery due now, leased to this instance until the lease expires. */
+export interface DueDelivery {
+  id: string
+  /** The exact body to send: the NewPlant as JSON, its id an exact integer. */
+  payload: Buffer
+  /** Attempts made before this one. */
+  attempts: number
+  /** Proves the lease when the attempt is recorded: a lease another instance took over no longer matches. */
+  lease: string
+}
+
+/** What an attempt came to: delivered, or not, and then either retried after `retryInMs` or failed for good. */
+export interface AttemptRecord {
+  delivered: boolean
+  statusCode?: number
+  error?: string
+  /** When not delivered: the wait before the next attempt, by the store's clock; undefined when this was the last attempt. */
+  retryInMs?: number
+}
+
+export interface DeliveryPage {
+  limit: number
+  /** Only deliveries with a smaller seq. */
+  before?: number
+}
+
+/** restarted: the delivery is pending again, due now; pending: it already was; absent: no such delivery. */
+export type RestartOutcome = 'restarted' | 'pending' | 'absent'
+
+export interface WebhookStore {
+  /** Adds a subscription unless `max` exist already; false when at the limit. */
+  subscribe: (subscription: StoredSubscription, max: number) => Promise<boolean>
+  /** Every subscription, oldest first. */
+  subscriptions: () => Promise<StoredSubscription[]>
+  /** Deletes a subscription and every delivery it has; false when there was none. */
+  unsubscribe: (id: string) => Promise<boolean>
+  /** A subscription's deliveries, newest first. */
+  deliveries: (webhookId: string, page: DeliveryPage) => Promise<StoredDelivery[]>
+  /** Starts a delivered or failed delivery over: pending, no attempts, due now. */
+  restart: (webhookId: string, deliveryId: string) => Promise<RestartOutcome>
+  /**
+   * Leases up to `limit` of a subscription's deliveries that are due, oldest due first,
+   * for `leaseMs`; a delivery leased elsewhere and not expired is skipped.
+   */
+  claim: (webhookId: string, limit: number, leaseMs: number) => Promise<DueDelivery[]>
+  /** Records an attempt of a leased delivery and releases the lease; ignored once the lease was lost. */
+  record: (delivery: DueDelivery, attempt: AttemptRecord) => Promise<void>
+  /** How many deliveries are pending, for every subscription. */
+  pending: () => Promise<number>
+  /** Deletes delivered and failed deliveries settled before `settledBefore`; returns how many. */
+  prune: (settledBefore: Date) => Promise<number>
+  /** Called after a commit that wrote deliveries, so that they go out without waiting for a poll. */
+  onAnnounced: (listener: () => void) => void
+}
+
+/** The body a subscriber receives: the upstream NewPlant, the id written as an exact integer. */
+export function announcement ({ id, name, tag }: StoredPlant): Buffer {
+  const fields = tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`
+  return Buffer.from(`{"id":${id},"name":${JSON.stringify(name)}${fields}}`)
+}

@@ -1,0 +1,131 @@
+import { lookup as dnsLookup } from 'node:dns/promises'
+import type { LookupAddress } from 'node:dns'
+import type { LookupFunction } from 'node:net'
+import ipaddr from 'ipaddr.js'
+import { WEBHOOK_URL_MAX_LENGTH } from '../../schemas/webhook.js'
+
+/** Resolves a host name to every address it has. */
+export type Resolve = (hostname: string) => Promise<LookupAddress[]>
+
+// A name that takes longer than this to resolve is refused rather than waited on.
+const RESOLVE_TIMEOUT_MS = 5000
+// The longest name DNS can carry.
+const MAX_HOST_LENGTH = 253
+// A message names at most this many characters of a host.
+const MAX_ECHO = 100
+// The only IPv6 addresses routed on the internet; the rest of the space (the IPv4-compatible
+// ::a.b.c.d among it, which ipaddr.js calls unicast) is reserved.
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3')
+
+export const resolveWithDns: Resolve = async (hostname) => await dnsLookup(hostname, { all: true, verbatim: true })
+
+/** A URL or an address a webhook may not go to; the message says why. */
+export class AddressRefused extends Error {
+  constructor (message: string) {
+    super(message)
+    this.name = 'AddressRefused'
+  }
+}
+
+/**
+ * True for an address on the public internet. Everything ipaddr.js names a special range
+ * is refused: loopback, private, link-local (cloud metadata at 169.254.169.254 too),
+ * carrier-grade NAT, multicast, unspecified, reserved, and the IPv6 forms that embed an
+ * IPv4 address (mapped, NAT64, 6to4, Teredo), which could lead back to any of them.
+ */
+export function isPublic (address: string): boolean {
+  if (!ipaddr.isValid(address)) return false
+  let parsed = ipaddr.parse(address)
+  if (parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress()) parsed = parsed.toIPv4Address()
+  if (parsed instanceof ipaddr.IPv6 && !parsed.match(GLOBAL_UNICAST_V6)) return false
+  return parsed.range() === 'unicast'
+}
+
+/**
+ * Where webhooks may go (no SSRF): by default an https URL whose host resolves only to
+ * public addresses, checked when subscribing and again at every attempt, against the
+ * addresses the connection is actually made to (a name may resolve elsewhere by then).
+ * `allowPrivate` lifts both rules, for development and tests.
+ */
+export class AddressPolicy {
+  readonly #allowPrivate: boolean
+  readonly #resolve: Resolve
+
+  constructor (allowPrivate: boolean, resolve: Resolve = resolveWithDns) {
+    this.#allowPrivate = allowPrivate
+    this.#resolve = resolve
+  }
+
+  /** The URL, normalized, when a webhook may go to it; throws AddressRefused saying why not. */
+  async check (raw: string): Promise<URL> {
+    let url: URL
+    try {
+      url = new URL(raw)
+    } catch {
+      throw new AddressRefused('the url is not an absolute URL')
+    }
+    // Normalizing percent-encodes and punycodes: the URL stored may be longer than the one sent.
+    if (url.href.length > WEBHOOK_URL_MAX_LENGTH) {
+      throw new AddressRefused(`the url is longer than ${WEBHOOK_URL_MAX_LENGTH} characters once normalized`)
+    }
+    this.allowProtocol(url.protocol)
+    if (url.username !== '' || url.password !== '') throw new AddressRefused('the url must not hold a user name or password')
+    await this.addresses(url.hostname)
+    return url
+  }
+
+  /** Throws AddressRefused unless a webhook may use this protocol (`https:`, or `http:` too when private addresses are allowed). */
+  allowProtocol (protocol: string): void {
+    if (protocol === 'https:' || (this.#allowPrivate && protocol === 'http:')) return
+    throw new AddressRefused(this.#allowPrivate ? 'the url must be http or https' : 'the url must be https')
+  }
+
+  /** Every address the host resolves to, once each is known to be allowed; throws AddressRefused otherwise. */
+  async addresses (hostname: string): Promise<LookupAddress[]> {
+    const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname
+    if (host.length > MAX_HOST_LENGTH) throw new AddressRefused(`the host name is longer than ${MAX_HOST_LENGTH} characters`)
+    const addresses = ipaddr.isValid(host)
+      ? [{ address: host, family: host.includes(':') ? 6 : 4 }]
+      : await this.#resolved(host)
+    for (const { address } of addresses) this.allow(address, host)
+    return addresses
+  }
+
+  /** Throws AddressRefused unless a webhook may connect to this address. */
+  allow (address: string, host = address): void {
+    if (this.#allowPrivate || isPublic(address)) return
+    const named = host === address ? address : `${echo(host)} (${address})`
+    throw new AddressRefused(`${named} is not a public address; webhooks go to public addresses only`)
+  }
+
+  /** A `lookup` for sockets: resolves as check does, so a connection only ever goes to an allowed address. */
+  readonly lookup: LookupFunction = (hostname, options, callback) => {
+    this.addresses(hostname).then((addresses) => {
+      const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses
+      if (wanted.length === 0) throw new AddressRefused(`${hostname} has no IPv${options.family} address`)
+      if (options.all === true) callback(null, wanted)
+      else callback(null, wanted[0].address, wanted[0].family)
+    }).catch((err: NodeJS.ErrnoException) => callback(err, '', 0))
+  }
+
+  async #resolved (host: string): Promise<LookupAddress[]> {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new AddressRefused(`${echo(host)} did not resolve within ${RESOLVE_TIMEOUT_MS} ms`)), RESOLVE_TIMEOUT_MS)
+    })
+    try {
+      const addresses = await Promise.race([this.#resolve(host), timeout])
+      if (addresses.length === 0) throw new AddressRefused(`${echo(host)} has no address`)
+      return addresses
+    } catch (err) {
+      if (err instanceof AddressRefused) throw err
+      throw new AddressRefused(`${echo(host)} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
+function echo (host: string): string {
+  return host.length > MAX_ECHO ? `${host.slice(0, MAX_ECHO)}…` : host
+}

@@ -1,0 +1,181 @@
+import type { FastifyBaseLogger } from 'fastify'
+import type { Metrics } from '../plugins/metrics.js'
+import { observer } from '../plugins/metrics.js'
+import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
+import type { Sender } from './sender.js'
+
+export interface DispatcherSettings {
+  /** Attempts in flight at once for one subscription, in this instance. */
+  concurrency: number
+  /** The attempts a delivery gets before it is failed. */
+  maxAttempts: number
+  /** The first retry waits up to this long; each next one up to twice as long, up to MAX_RETRY_DELAY_MS. */
+  retryBaseMs: number
+  /** How long one attempt may take. */
+  timeoutMs: number
+  /** How long closing waits for the attempts in flight before cutting them off. */
+  closeWaitMs: number
+}
+
+export const MAX_RETRY_DELAY_MS = 60 * 60 * 1000
+// Due deliveries are looked for this often even when nothing announces them: retries
+// come due, and other instances write deliveries this one is not told of.
+const POLL_INTERVAL_MS = 1000
+// Delivered and failed deliveries are kept this long in the delivery log, then deleted.
+export const RETENTION_MS = 7 * 24 * 60 * 60 * 1000
+const PRUNE_INTERVAL_MS = 10 * 60 * 1000
+
+/** Full jitter: a random wait up to the exponential step, so that receivers that come back are not hit all at once. */
+export function retryDelay (attemptsMade: number, baseMs: number): number {
+  return Math.random() * Math.min(MAX_RETRY_DELAY_MS, baseMs * 2 ** Math.min(attemptsMade - 1, 40))
+}
+
+/**
+ * Delivers what the outbox holds, in the background. Each subscription's due deliveries
+ * are claimed (leased, so that one instance at a time attempts each) and attempted, at
+ * most `concurrency` at once per subscription: a slow or dead receiver holds up only its
+ * own deliveries. Each attempt is recorded: delivered, retried with backoff, or failed
+ * after the last attempt. Closing stops claiming and waits for the attempts in flight,
+ * for at most closeWaitMs; what was not claimed stays pending for the next start.
+ */
+export class Dispatcher {
+  readonly #store: WebhookStore
+  readonly #sender: Sender
+  readonly #settings: DispatcherSettings
+  readonly #log: FastifyBaseLogger
+  readonly #observe: (labels: string[], seconds: number) => void
+  readonly #leaseMs: number
+  #subscriptions: StoredSubscription[] = []
+  readonly #inFlight = new Map<string, number>()
+  readonly #attempts = new Set<Promise<void>>()
+  /** Subscriptions whose last claim filled every free slot: more may be due. */
+  readonly #more = new Set<string>()
+  readonly #timers = new Set<NodeJS.Timeout>()
+  #round: Promise<void> | undefined
+  #again = false
+  #closed = false
+  #lastPrune = 0
+
+  constructor (store: WebhookStore, sender: Sender, settings: DispatcherSettings, log: FastifyBaseLogger, metrics: Metrics) {
+    this.#store = store
+    this.#sender = sender
+    this.#settings = settings
+    this.#log = log
+    this.#observe = observer(metrics.webhookAttempts)
+    // Long enough for an attempt and its record; then another instance may take it over.
+    this.#leaseMs = 2 * settings.timeoutMs + 1000
+    store.onAnnounced(() => this.wake())
+  }
+
+  start (): void {
+    this.#every(POLL_INTERVAL_MS, () => this.refresh())
+    this.refresh()
+  }
+
+  /** Reads the subscriptions again (they may change on another instance), then looks for due deliveries. */
+  refresh (): void {
+    this.#store.subscriptions().then((subscriptions) => {
+      this.#subscriptions = subscriptions
+      this.wake()
+      // Deliveries go with their subscription: without one there is nothing to prune.
+      if (subscriptions.length > 0 && Date.now() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
+    }, (err: unknown) => this.#log.debug({ err }, 'webhooks: cannot read the subscriptions; trying again'))
+  }
+
+  /** Claims and starts what is due now; coalesced, one round at a time. */
+  wake (): void {
+    if (this.#closed) return
+    if (this.#round !== undefined) {
+      this.#again = true
+      return
+    }
+    this.#round = this.#claimRounds().finally(() => { this.#round = undefined })
+  }
+
+  async close (): Promise<void> {
+    this.#closed = true
+    for (const timer of this.#timers) clearTimeout(timer)
+    await this.#round
+    // An attempt still running then is cut off, recorded as failed and retried later.
+    const cutOff = setTimeout(() => this.#sender.close(), this.#settings.closeWaitMs)
+    await Promise.all(this.#attempts)
+    clearTimeout(cutOff)
+    this.#sender.close()
+  }
+
+  #prune (): void {
+    this.#lastPrune = Date.now()
+    this.#store.prune(new Date(Date.now() - RETENTION_MS)).catch((err: unknown) =>
+      this.#log.debug({ err }, 'webhooks: cannot prune the delivery log; trying again later'))
+  }
+
+  async #claimRounds (): Promise<void> {
+    do {
+      this.#again = false
+      for (const subscription of this.#subscriptions) {
+        const free = this.#settings.concurrency - (this.#inFlight.get(subscription.id) ?? 0)
+        if (free <= 0 || this.#closed) continue
+        let due: DueDelivery[]
+        try {
+          due = await this.#store.claim(subscription.id, free, this.#leaseMs)
+        } catch (err) {
+          this.#log.debug({ err }, 'webhooks: cannot claim deliveries; trying again')
+          return
+        }
+        if (due.length === free) this.#more.add(subscription.id)
+        else this.#more.delete(subscription.id)
+        for (const delivery of due) this.#start(subscription, delivery)
+      }
+    } while (this.#again && !this.#closed)
+  }
+
+  #start (subscription: StoredSubscription, delivery: DueDelivery): void {
+    this.#inFlight.set(subscription.id, (this.#inFlight.get(subscription.id) ?? 0) + 1)
+    const attempt = this.#attempt(subscription, delivery).finally(() => {
+      this.#inFlight.set(subscription.id, this.#inFlight.get(subscription.id)! - 1)
+      this.#attempts.delete(attempt)
+      if (this.#more.has(subscription.id)) this.wake()
+    })
+    this.#attempts.add(attempt)
+  }
+
+  async #attempt (subscription: StoredSubscription, delivery: DueDelivery): Promise<void> {
+    const started = performance.now()
+    const result = await this.#sender.send({ url: subscription.url, secret: subscription.secret, id: delivery.id, payload: delivery.payload })
+    const attempts = delivery.attempts + 1
+    const retryInMs = result.delivered || attempts >= this.#settings.maxAttempts
+      ? undefined
+      : Math.round(retryDelay(attempts, this.#settings.retryBaseMs))
+    const outcome = result.delivered ? 'delivered' : retryInMs === undefined ? 'failed' : 'retried'
+    this.#observe([outcome], (performance.now() - started) / 1000)
+    const details = { webhook: subscription.id, delivery: delivery.id, attempt: attempts, statusCode: result.statusCode, error: result.error }
+    if (result.delivered) this.#log.debug(details, 'webhook delivered')
+    else if (retryInMs === undefined) this.#log.warn(details, `webhook delivery failed after ${attempts} attempts; it stays failed until retried`)
+    else this.#log.warn({ ...details, retryInMs }, 'webhook attempt failed; retrying')
+    try {
+      await this.#store.record(delivery, { ...result, retryInMs })
+    } catch (err) {
+      // The lease expires and the delivery is attempted again: at least once, never lost.
+      this.#log.warn({ err, webhook: subscription.id, delivery: delivery.id }, 'webhooks: cannot record an attempt; the delivery will be attempted again')
+      return
+    }
+    if (retryInMs !== undefined && retryInMs < POLL_INTERVAL_MS) this.#after(retryInMs, () => this.wake())
+  }
+
+  #every (ms: number, run: () => void): void {
+    this.#after(ms, () => {
+      run()
+      this.#every(ms, run)
+    })
+  }
+
+  #after (ms: number, run: () => void): void {
+    if (this.#closed) return
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer)
+      run()
+    }, ms)
+    timer.unref()
+    this.#timers.add(timer)
+  }
+}

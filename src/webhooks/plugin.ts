@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import type { WebhookStore } from '../store/webhooks.js'
+import { AddressPolicy, type Resolve } from './address-policy.js'
+import { Dispatcher, type DispatcherSettings } from './dispatcher.js'
+import webhookRoutes from './routes.js'
+import { Sender } from './sender.js'
+
+export interface WebhookSettings extends DispatcherSettings {
+  /** Lets webhooks go to http URLs and to private addresses: development and tests only. */
+  allowPrivate: boolean
+}
+
+export interface WebhooksOptions {
+  store: WebhookStore
+  settings: WebhookSettings
+  /** How host names are resolved; the system's resolver unless a test gives its own. */
+  resolve?: Resolve
+}
+
+/**
+ * The webhooks module: the subscription routes, and the dispatcher that delivers what
+ * the store's outbox holds from the moment the app is ready until it closes. Given its
+ * store by the plants module, whose creates write the deliveries. Wrapped with
+ * fastify-plugin only to declare what it needs of the app (`encapsulate` keeps its
+ * routes and hooks its own).
+ */
+async function webhooks (app: FastifyInstance, { store, settings, resolve }: WebhooksOptions): Promise<void> {
+  const policy = new AddressPolicy(settings.allowPrivate, resolve)
+  const dispatcher = new Dispatcher(store, new Sender(policy, settings.timeoutMs), settings, app.log, app.metrics)
+  app.metrics.pendingDeliveries = async () => await store.pending()
+  app.addHook('onReady', async () => dispatcher.start())
+  app.addHook('onClose', async () => await dispatcher.close())
+  await app.register(webhookRoutes, { store, policy, changed: () => dispatcher.refresh() })
+}
+
+export default fp(webhooks, { name: 'webhooks', fastify: '5.x', dependencies: ['metrics', 'auth'], encapsulate: true })

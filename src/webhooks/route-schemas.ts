@@ -1,0 +1,96 @@
+import { Type } from '@sinclair/typebox'
+import {
+  CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, NewSubscription, ref,
+  Subscription, SubscriptionParams
+} from '../../schemas/index.js'
+
+/** The most subscriptions a store keeps: each create writes one delivery per subscription. */
+export const MAX_SUBSCRIPTIONS = 20
+
+const notFound: [404, string] = [404, 'No subscription with this id.']
+
+export const subscribe = {
+  operationId: 'subscribe',
+  summary: 'Subscribe to new plants',
+  description: `Every plant created from now on is POSTed to the URL as a \`NewPlant\`, signed as Standard Webhooks specifies with the \`secret\` of this answer, which is shown here only (see the \`plant.created\` webhook). At most ${MAX_SUBSCRIPTIONS} subscriptions exist at a time.`,
+  tags: ['webhooks'],
+  body: ref(NewSubscription),
+  response: {
+    201: ref(CreatedSubscription, {
+      description: 'Subscribed. The `Location` header holds the subscription\'s address.'
+    }),
+    ...errorResponses(
+      [400, 'The request is not valid, or the url may not receive webhooks: not https, not an absolute URL, with a user name or password, or a host that resolves to an address that is not public (loopback, private, link-local, carrier-grade NAT, multicast, unspecified or reserved). The message says which.'],
+      401,
+      [409, `There are ${MAX_SUBSCRIPTIONS} subscriptions already.`],
+      413, 415, 429, 503)
+  }
+}
+
+export const listSubscriptions = {
+  operationId: 'listSubscriptions',
+  summary: 'List the webhook subscriptions',
+  description: 'Every subscription, oldest first, without secrets.',
+  tags: ['webhooks'],
+  response: {
+    200: Type.Array(ref(Subscription), { description: 'Every subscription' }),
+    ...errorResponses(401, 429, 503)
+  }
+}
+
+export const getSubscription = {
+  operationId: 'getSubscription',
+  summary: 'Get a webhook subscription',
+  tags: ['webhooks'],
+  params: SubscriptionParams,
+  response: {
+    200: ref(Subscription, { description: 'The subscription, without its secret' }),
+    ...errorResponses(400, 401, notFound, 429, 503)
+  }
+}
+
+export const unsubscribe = {
+  operationId: 'unsubscribe',
+  summary: 'Delete a webhook subscription',
+  description: 'Stops its deliveries: those pending are dropped with its delivery log.',
+  tags: ['webhooks'],
+  params: SubscriptionParams,
+  response: {
+    204: Type.Null({ description: 'Deleted' }),
+    ...errorResponses(400, 401, notFound, 429, 503)
+  }
+}
+
+export const listDeliveries = {
+  operationId: 'listDeliveries',
+  summary: 'List a subscription\'s deliveries',
+  description: 'The delivery log, newest first, one page at a time. When more remain, the `Link` header holds the next page\'s address. Delivered and failed deliveries are kept for 7 days.',
+  tags: ['webhooks'],
+  params: SubscriptionParams,
+  querystring: DeliveryListQuery,
+  response: {
+    200: Type.Array(ref(Delivery), {
+      description: 'A page of deliveries, newest first',
+      headers: {
+        Link: Type.String({
+          description: 'RFC 8288 link to the next page, present when more deliveries remain: `</webhooks/wh_…/deliveries?limit=20&before=42>; rel="next"`'
+        })
+      }
+    }),
+    ...errorResponses(400, 401, notFound, 429, 503)
+  }
+}
+
+export const retryDelivery = {
+  operationId: 'retryDelivery',
+  summary: 'Start a delivery over',
+  description: 'A failed (or delivered) delivery becomes pending again with no attempts made, due now, under the same `webhook-id`.',
+  tags: ['webhooks'],
+  params: DeliveryParams,
+  response: {
+    // No body at all: `null` would be a JSON body of its own.
+    202: Type.Unsafe<undefined>(Type.Null({ description: 'Accepted: the delivery is pending; follow it in the delivery log' })),
+    ...errorResponses(400, 401, [404, 'No subscription with this id, or no such delivery of it.'],
+      [409, 'The delivery is pending already.'], 429, 503)
+  }
+}

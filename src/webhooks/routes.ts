@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { DeliveryListQuery, PLANT_CREATED, type Delivery, type Subscription } from '../../schemas/index.js'
+import { DeliveryNotFound, DeliveryPending, SubscriptionLimit, WebhookNotFound, WebhookUrlRefused } from '../http/errors.js'
+import type { StoredDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
+import { AddressRefused, type AddressPolicy } from './address-policy.js'
+import {
+  listDeliveries, listSubscriptions, getSubscription, MAX_SUBSCRIPTIONS, retryDelivery, subscribe, unsubscribe
+} from './route-schemas.js'
+import { newSecret } from './signature.js'
+
+export interface WebhookRoutesOptions {
+  store: WebhookStore
+  policy: AddressPolicy
+  /** Tells the dispatcher the subscriptions changed. */
+  changed: () => void
+}
+
+const DEFAULT_LIMIT: number = DeliveryListQuery.properties.limit.default
+
+/** The subscription routes: the URL is checked against the address policy, the rest is the store's. */
+const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, { store, policy, changed }) => {
+  app.post('/webhooks', { schema: subscribe }, async (request, reply) => {
+    let url: URL
+    try {
+      url = await policy.check(request.body.url)
+    } catch (err) {
+      if (err instanceof AddressRefused) throw new WebhookUrlRefused(err.message)
+      throw err
+    }
+    const subscription = { id: `wh_${randomBytes(16).toString('hex')}`, url: url.href, secret: newSecret(), createdAt: new Date() }
+    if (!await store.subscribe(subscription, MAX_SUBSCRIPTIONS)) throw new SubscriptionLimit(String(MAX_SUBSCRIPTIONS))
+    changed()
+    return await reply.code(201).header('location', `/webhooks/${subscription.id}`)
+      .send({ ...shown(subscription), secret: subscription.secret })
+  })
+
+  app.get('/webhooks', { schema: listSubscriptions }, async () => (await store.subscriptions()).map(shown))
+
+  app.get('/webhooks/:id', { schema: getSubscription }, async (request) => shown(await existing(store, request.params.id)))
+
+  app.delete('/webhooks/:id', { schema: unsubscribe }, async (request, reply) => {
+    if (!await store.unsubscribe(request.params.id)) throw new WebhookNotFound(request.params.id)
+    changed()
+    return await reply.code(204).send(null)
+  })
+
+  app.get('/webhooks/:id/deliveries', { schema: listDeliveries }, async (request, reply) => {
+    const { id } = request.params
+    const { limit = DEFAULT_LIMIT, before } = request.query
+    await existing(store, id)
+    const page = await store.deliveries(id, { limit: limit + 1, before })
+    if (page.length > limit) {
+      page.length = limit
+      reply.header('link', `</webhooks/${id}/deliveries?${new URLSearchParams({ limit: String(limit), before: String(page[limit - 1].seq) })}>; rel="next"`)
+    }
+    return page.map(delivery)
+  })
+
+  app.post('/webhooks/:id/deliveries/:deliveryId/retry', { schema: retryDelivery }, async (request, reply) => {
+    const { id, deliveryId } = request.params
+    await existing(store, id)
+    const outcome = await store.restart(id, deliveryId)
+    if (outcome === 'absent') throw new DeliveryNotFound(id, deliveryId)
+    if (outcome === 'pending') throw new DeliveryPending(deliveryId)
+    return await reply.code(202).send()
+  })
+}
+
+export default webhookRoutes
+
+async function existing (store: WebhookStore, id: string): Promise<StoredSubscription> {
+  const subscription = (await store.subscriptions()).find((s) => s.id === id)
+  if (subscription === undefined) throw new WebhookNotFound(id)
+  return subscription
+}
+
+function shown ({ id, url, createdAt }: StoredSubscription): Subscription {
+  return { id, url, events: [PLANT_CREATED], createdAt: createdAt.toISOString() }
+}
+
+function delivery (stored: StoredDelivery): Delivery {
+  const { id, plantId, status, attempts, lastStatusCode, lastError, nextAttemptAt, createdAt, deliveredAt } = stored
+  return {
+    id,
+    event: PLANT_CREATED,
+    plantId,
+    status,
+    attempts,
+    lastStatusCode,
+    lastError,
+    nextAttemptAt: nextAttemptAt?.toISOString(),
+    createdAt: createdAt.toISOString(),
+    deliveredAt: deliveredAt?.toISOString()
+  }
+}

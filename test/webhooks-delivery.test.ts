@@ -1,0 +1,432 @@
+import { createServer as createHttpServer, type ServerResponse } from 'node:http'
+import { createServer as createNetServer, type Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyInstance } from 'fastify'
+import t, { type Test } from 'tap'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import type { Resolve } from '../src/webhooks/address-policy.js'
+import { AUTH, TOKEN, postPlant, testApp } from './helpers/app.js'
+import { startReceiver } from './helpers/receiver.js'
+import { retryUntil } from './helpers/wait.js'
+
+// How deliveries behave, end to end: a plant created through app.inject is POSTed by the
+// dispatcher to a real HTTP receiver on 127.0.0.1, and the delivery log says what came of it.
+
+const PRIVATE = { WEBHOOK_ALLOW_PRIVATE: 'true' }
+// Retries come quickly, so that a test sees several attempts.
+const FAST = { WEBHOOK_RETRY_BASE_MS: '20', WEBHOOK_TIMEOUT_MS: '300' }
+// A failed attempt is retried so late that a test sees only the first one.
+const SLOW_RETRY = { WEBHOOK_RETRY_BASE_MS: '3600000' }
+
+/** A delivery as the log lists it, plantId kept as the exact integer text it was written as. */
+interface LoggedDelivery {
+  id: string
+  event: string
+  plantId: string
+  status: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  lastStatusCode?: number
+  lastError?: string
+  nextAttemptAt?: string
+  createdAt: string
+  deliveredAt?: string
+}
+
+async function subscribe (t: Test, app: FastifyInstance, url: string): Promise<{ id: string, secret: string }> {
+  const res = await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url } })
+  t.equal(res.statusCode, 201, `subscribed to ${url}: ${res.body}`)
+  const { id, secret } = res.json()
+  return { id, secret }
+}
+
+/** The delivery log, newest first; fails the test unless it answers 200. */
+async function deliveries (app: FastifyInstance, webhook: string): Promise<LoggedDelivery[]> {
+  const res = await app.inject({ url: `/webhooks/${webhook}/deliveries?limit=100`, headers: AUTH })
+  if (res.statusCode !== 200) throw new Error(`the delivery log answered ${res.statusCode}: ${res.body}`)
+  // JSON.parse would round an id beyond 2^53: the integer is read as its text.
+  return JSON.parse(res.body.replace(/"plantId":(-?\d+)/g, '"plantId":"$1"'))
+}
+
+/** Waits until the log satisfies `done`; returns the last log read (the assertions that follow tell what was wrong). */
+async function logUntil (
+  app: FastifyInstance,
+  webhook: string,
+  done: (log: LoggedDelivery[]) => boolean,
+  timeoutMs = 10_000
+): Promise<LoggedDelivery[]> {
+  return (await retryUntil(async () => await deliveries(app, webhook), done, timeoutMs, 20)).value
+}
+
+const settled = (log: LoggedDelivery[], count: number, status: LoggedDelivery['status'] = 'delivered'): boolean =>
+  log.length === count && log.every((d) => d.status === status)
+
+/** A port of 127.0.0.1 that nothing listens on (it did a moment ago). */
+async function deadPort (): Promise<number> {
+  const server = createNetServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise<void>((resolve) => server.close(() => resolve()))
+  return port
+}
+
+async function metric (app: FastifyInstance, line: RegExp): Promise<number | undefined> {
+  const text = (await app.inject({ url: '/metrics' })).body
+  const found = line.exec(text)
+  return found === null ? undefined : Number(found[1])
+}
+
+t.test('the body is the exact NewPlant, signed with the subscription\'s secret', async (t) => {
+  const app = await testApp(t, PRIVATE)
+  const receiverA = await startReceiver(t)
+  const receiverB = await startReceiver(t)
+  const a = await subscribe(t, app, receiverA.url)
+  const b = await subscribe(t, app, receiverB.url)
+  // What is POSTed to /plants, and the exact body each subscriber must receive: ids beyond
+  // 2^53 and at both ends of int64 written exactly, no tag key when there is no tag, the
+  // fields in the NewPlant order, unknown fields dropped, strings escaped as JSON needs.
+  const cases: Array<[string, string]> = [
+    ['{"id":1,"name":"Fern"}', '{"id":1,"name":"Fern"}'],
+    ['{"id":2,"name":"nul\\u0000 del\u007f","tag":"\\u2028"}', '{"id":2,"name":"nul\\u0000 del\u007f","tag":"\u2028"}'],
+    ['{"tag":"日陰","name":"Monstera «Thai» 🌿","id":9007199254740993}', '{"id":9007199254740993,"name":"Monstera «Thai» 🌿","tag":"日陰"}'],
+    ['{"id":9223372036854775807,"name":"Caf\\u00e9 \\"noir\\" \\\\ \\n","extra":[1,2]}', '{"id":9223372036854775807,"name":"Café \\"noir\\" \\\\ \\n"}'],
+    ['{"id":-9223372036854775808,"name":"Ñandú","tag":"ß"}', '{"id":-9223372036854775808,"name":"Ñandú","tag":"ß"}']
+  ]
+  for (const [request] of cases) t.equal((await postPlant(app, request)).statusCode, 200, request)
+  const expected = cases.map(([, body]) => body).sort()
+
+  for (const [receiver, own, other] of [[receiverA, a, b], [receiverB, b, a]] as const) {
+    const received = await receiver.waitFor(cases.length)
+    const log = await logUntil(app, own.id, (log) => settled(log, cases.length))
+    t.equal(received.length, cases.length, 'one request per plant')
+    t.same(received.map((r) => r.body).sort(), expected, 'the raw bodies, exactly')
+    t.same(log.map((d) => d.plantId).sort(), ['-9223372036854775808', '1', '2', '9007199254740993', '9223372036854775807'],
+      'the log names each plant by its exact id')
+    for (const r of received) {
+      t.equal(r.headers['content-type'], 'application/json')
+      t.doesNotThrow(() => receiver.verify(own.secret, r), 'verifies with the subscription\'s secret')
+      t.throws(() => receiver.verify(other.secret, r), 'does not verify with another subscription\'s secret')
+      t.throws(() => receiver.verify(own.secret, { ...r, body: r.body.replace('"name":', '"name" :') }), 'the signature covers the body')
+      const delivery = log.find((d) => d.id === r.headers['webhook-id'])
+      t.ok(delivery, 'webhook-id is the id of a delivery in the log')
+      t.equal(r.body.slice(0, r.body.indexOf(',')), `{"id":${delivery?.plantId}`, 'of the plant the body announces')
+      t.equal(delivery?.attempts, 1)
+      t.ok(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000) < 60, 'webhook-timestamp is now, in seconds')
+    }
+  }
+  const ids = [...receiverA.received, ...receiverB.received].map((r) => r.headers['webhook-id'])
+  t.equal(new Set(ids).size, 2 * cases.length, 'each subscription has its own delivery of each plant')
+})
+
+t.test('only a plant actually created is announced, once to each subscription', async (t) => {
+  const app = await testApp(t, PRIVATE)
+  const receiverA = await startReceiver(t)
+  const receiverB = await startReceiver(t)
+  const a = await subscribe(t, app, receiverA.url)
+  const b = await subscribe(t, app, receiverB.url)
+
+  t.equal((await postPlant(app, { id: 10, name: 'Ivy' })).statusCode, 200)
+  t.equal((await postPlant(app, { id: 10, name: 'Ivy' })).statusCode, 200, 'an identical retry')
+  t.equal((await postPlant(app, { id: 10, name: 'Other' })).statusCode, 409, 'a conflict')
+  t.equal((await postPlant(app, { id: 10, name: 'Ivy', tag: 'x' })).statusCode, 409, 'a conflict on the tag')
+  t.equal((await postPlant(app, { id: 'x', name: 'Bad' })).statusCode, 400, 'an invalid body')
+  t.equal((await postPlant(app, { id: 12 })).statusCode, 400, 'no name')
+  t.equal((await postPlant(app, '{"id":13,')).statusCode, 400, 'not JSON')
+  t.equal((await postPlant(app, { id: 14, name: 'NoToken' }, { authorization: undefined })).statusCode, 401, 'no token')
+  t.equal((await postPlant(app, '{"id":15,"name":"Text"}', { 'content-type': 'text/plain' })).statusCode, 415, 'not JSON by type')
+  // Identical creates racing each other: one creates, the others find it; one announcement.
+  const racing = await Promise.all(Array.from({ length: 5 }, async () => await postPlant(app, { id: 11, name: 'Fern', tag: 't' })))
+  t.same(racing.map((r) => r.statusCode), [200, 200, 200, 200, 200])
+
+  const expected = ['{"id":10,"name":"Ivy"}', '{"id":11,"name":"Fern","tag":"t"}']
+  for (const [receiver, sub] of [[receiverA, a], [receiverB, b]] as const) {
+    const log = await logUntil(app, sub.id, (log) => settled(log, 2))
+    t.same(log.map((d) => d.plantId), ['11', '10'], 'the log holds one delivery per created plant, newest first')
+    await receiver.waitFor(2)
+  }
+  await sleep(300) // anything more would have come by now
+  for (const receiver of [receiverA, receiverB]) {
+    t.same(receiver.received.map((r) => r.body).sort(), expected, 'exactly one request per created plant')
+  }
+  const ids = [...receiverA.received, ...receiverB.received].map((r) => r.headers['webhook-id'])
+  t.equal(new Set(ids).size, 4, 'different webhook-ids for the two subscriptions')
+})
+
+t.test('a retried delivery keeps its webhook-id', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, ...FAST })
+  const receiver = await startReceiver(t, (n) => n < 2 ? 500 : 200)
+  const sub = await subscribe(t, app, receiver.url)
+  await postPlant(app, { id: 1, name: 'Fern' })
+  const received = await receiver.waitFor(3)
+  const [delivery] = await logUntil(app, sub.id, (log) => settled(log, 1))
+  t.same(received.map((r) => r.status), [500, 500, 200])
+  t.same(received.map((r) => r.headers['webhook-id']), [delivery.id, delivery.id, delivery.id], 'the same webhook-id on every attempt')
+  t.same(received.map((r) => r.body), Array(3).fill('{"id":1,"name":"Fern"}'))
+  for (const r of received) t.doesNotThrow(() => receiver.verify(sub.secret, r), 'each attempt is signed')
+  t.match(delivery, { status: 'delivered', attempts: 3, lastStatusCode: 200, plantId: '1', event: 'plant.created' })
+  t.notOk('lastError' in delivery, 'no error once delivered')
+  t.notOk('nextAttemptAt' in delivery, 'no next attempt once delivered')
+  t.ok(delivery.deliveredAt !== undefined && Math.abs(Date.parse(delivery.deliveredAt) - Date.now()) < 60_000, 'deliveredAt is set, to now')
+  await sleep(200)
+  t.equal(receiver.received.length, 3, 'nothing more once delivered')
+})
+
+t.test('after the last attempt a delivery is failed until POST …/retry starts it over', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, ...FAST, WEBHOOK_MAX_ATTEMPTS: '3' })
+  const receiver = await startReceiver(t, () => 503)
+  const sub = await subscribe(t, app, receiver.url)
+  await postPlant(app, { id: 7, name: 'Cactus' })
+  let [delivery] = await logUntil(app, sub.id, (log) => settled(log, 1, 'failed'))
+  t.match(delivery, { status: 'failed', attempts: 3, lastStatusCode: 503 })
+  t.notOk('nextAttemptAt' in delivery, 'no next attempt')
+  t.notOk('deliveredAt' in delivery)
+  await sleep(500)
+  t.equal(receiver.received.length, 3, 'no fourth attempt')
+
+  receiver.answer(() => 200)
+  const retry = await app.inject({ method: 'POST', url: `/webhooks/${sub.id}/deliveries/${delivery.id}/retry`, headers: AUTH })
+  t.equal(retry.statusCode, 202)
+  t.equal(retry.body, '', 'the 202 has no body, as the document says')
+  await receiver.waitFor(4)
+  ;[delivery] = await logUntil(app, sub.id, (log) => settled(log, 1))
+  t.match(delivery, { status: 'delivered', attempts: 1, lastStatusCode: 200 })
+  t.same(receiver.received.map((r) => r.headers['webhook-id']), Array(4).fill(delivery.id), 'the same webhook-id after the retry')
+  t.same(receiver.received.map((r) => r.status), [503, 503, 503, 200])
+})
+
+t.test('a redirect, a timeout and a refused connection are failed attempts, each saying why', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY, WEBHOOK_TIMEOUT_MS: '300' })
+  const redirecting = await startReceiver(t, () => 302)
+  const hanging = await startReceiver(t, () => 'hang')
+  const redirect = await subscribe(t, app, redirecting.url)
+  const timeout = await subscribe(t, app, hanging.url)
+  const refused = await subscribe(t, app, `http://127.0.0.1:${await deadPort()}/hooks`)
+  await postPlant(app, { id: 1, name: 'Fern' })
+  const tried = (log: LoggedDelivery[]): boolean => log.length === 1 && log[0].attempts >= 1
+
+  const [redirected] = await logUntil(app, redirect.id, tried)
+  t.match(redirected, { status: 'pending', attempts: 1, lastStatusCode: 302, lastError: 'redirects are not followed' })
+  t.type(redirected.nextAttemptAt, 'string', 'pending, with a next attempt')
+  t.equal(redirecting.received.length, 1)
+
+  const [timedOut] = await logUntil(app, timeout.id, tried)
+  t.match(timedOut, { status: 'pending', attempts: 1, lastError: /no answer within 300 ms/ })
+  t.notOk('lastStatusCode' in timedOut, 'no status: nothing answered')
+  t.equal(hanging.received.length, 1, 'the request did arrive')
+
+  const [connectRefused] = await logUntil(app, refused.id, tried)
+  t.match(connectRefused, { status: 'pending', attempts: 1, lastError: /ECONNREFUSED/ })
+  t.notOk('lastStatusCode' in connectRefused)
+})
+
+t.test('a name that resolves to a private address at attempt time is refused before connecting (DNS rebinding)', async (t) => {
+  // Counts every connection on its port: a TLS handshake would never reach an HTTP receiver's handler.
+  const sockets: Socket[] = []
+  const listener = createNetServer((socket) => sockets.push(socket))
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
+  t.teardown(async () => {
+    for (const socket of sockets) socket.destroy()
+    await new Promise<void>((resolve) => listener.close(() => resolve()))
+  })
+  const resolved: string[] = []
+  const resolve: Resolve = async (hostname) => {
+    resolved.push(hostname)
+    return [{ address: resolved.length === 1 ? '93.184.215.14' : '127.0.0.1', family: 4 }]
+  }
+  const app = await testApp(t, SLOW_RETRY, { resolve })
+  const { port } = listener.address() as AddressInfo
+  const sub = await subscribe(t, app, `https://rebind.example:${port}/hook`)
+  t.same(resolved, ['rebind.example'], 'resolved once to subscribe: a public address')
+  await postPlant(app, { id: 1, name: 'Fern' })
+  const [delivery] = await logUntil(app, sub.id, (log) => log.length === 1 && log[0].attempts >= 1)
+  t.match(delivery, { status: 'pending', attempts: 1, lastError: /127\.0\.0\.1.*is not a public address/ })
+  t.notOk('lastStatusCode' in delivery)
+  t.ok(resolved.length >= 2, 'resolved again for the attempt')
+  await sleep(100)
+  t.equal(sockets.length, 0, 'nothing connected')
+})
+
+t.test('a private subscription made under WEBHOOK_ALLOW_PRIVATE is refused once the app runs without it', async (t) => {
+  const database = `sqlite:${t.testdir()}/plants.db`
+  const receiver = await startReceiver(t)
+  const before = await buildApp(loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: database, ...PRIVATE }))
+  const sub = await subscribe(t, before, receiver.url)
+  await before.close()
+
+  const app = await testApp(t, { DATABASE_URL: database, ...SLOW_RETRY })
+  await postPlant(app, { id: 1, name: 'Fern' })
+  const [delivery] = await logUntil(app, sub.id, (log) => log.length === 1 && log[0].attempts >= 1)
+  // Refused on both counts: http, and a loopback address.
+  t.match(delivery, { status: 'pending', attempts: 1, lastError: 'the url must be https' })
+  await sleep(100)
+  t.equal(receiver.received.length, 0, 'the receiver was never called')
+})
+
+t.test('an https subscription to a loopback address made under WEBHOOK_ALLOW_PRIVATE is refused before connecting once the app runs without it', async (t) => {
+  const database = `sqlite:${t.testdir()}/plants.db`
+  const listener = createNetServer((socket: Socket) => socket.destroy())
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { listener.close() })
+  let connections = 0
+  listener.on('connection', () => { connections++ })
+  const before = await buildApp(loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: database, ...PRIVATE }))
+  const sub = await subscribe(t, before, `https://127.0.0.1:${(listener.address() as AddressInfo).port}/hook`)
+  await before.close()
+
+  const app = await testApp(t, { DATABASE_URL: database, ...SLOW_RETRY })
+  await postPlant(app, { id: 1, name: 'Fern' })
+  const [delivery] = await logUntil(app, sub.id, (log) => log.length === 1 && log[0].attempts >= 1)
+  t.match(delivery, { status: 'pending', attempts: 1, lastError: /^127\.0\.0\.1 is not a public address/ })
+  t.equal(connections, 0, 'no connection was made')
+})
+
+t.test('a hanging receiver holds up only its own subscription\'s deliveries', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY, WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_CONCURRENCY: '2' })
+  const hanging = await startReceiver(t, () => 'hang')
+  const answering = await startReceiver(t)
+  const a = await subscribe(t, app, hanging.url)
+  const b = await subscribe(t, app, answering.url)
+  for (let id = 1; id <= 6; id++) await postPlant(app, { id, name: `p${id}` })
+  await answering.waitFor(6)
+  t.same(answering.received.map((r) => r.body).sort(), [1, 2, 3, 4, 5, 6].map((id) => `{"id":${id},"name":"p${id}"}`))
+  t.ok(settled(await logUntil(app, b.id, (log) => settled(log, 6)), 6), 'B: all delivered')
+  await hanging.waitFor(2)
+  await sleep(100)
+  t.equal(hanging.received.length, 2, 'A: WEBHOOK_CONCURRENCY attempts in flight, no more')
+  const logA = await deliveries(app, a.id)
+  t.ok(settled(logA, 6, 'pending'), 'A: all still pending')
+  t.ok(logA.every((d) => d.attempts === 0), 'A: no attempt finished')
+  await hanging.close() // the hanging attempts end now, not at the timeout
+})
+
+t.test('a hanging receiver does not hold up another subscription to the same host and port', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY, WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_CONCURRENCY: '2' })
+  // One server, two paths: /a hangs, /b answers 200.
+  const answered: string[] = []
+  const server = await startServer(t, (path, body, response) => {
+    if (path === '/a') return
+    answered.push(body)
+    response.end()
+  })
+  const a = await subscribe(t, app, `${server.url}/a`)
+  const b = await subscribe(t, app, `${server.url}/b`)
+  for (let id = 1; id <= 4; id++) await postPlant(app, { id, name: `p${id}` })
+  // Well within A's timeout: B's answers come in milliseconds.
+  const log = await logUntil(app, b.id, (log) => settled(log, 4), 1500)
+  // Both share one host and port: a socket limit per origin would queue B behind A.
+  t.ok(settled(log, 4), `B: all delivered while A hangs: ${JSON.stringify(log.map((d) => d.status))}`)
+  t.equal(answered.length, 4, 'B: every plant received')
+  t.ok(settled(await deliveries(app, a.id), 4, 'pending'), 'A: all still pending')
+  await server.close()
+})
+
+t.test('deleting a subscription stops its deliveries', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, ...FAST })
+  const receiver = await startReceiver(t, () => 500)
+  const sub = await subscribe(t, app, receiver.url)
+  await postPlant(app, { id: 1, name: 'Fern' })
+  await postPlant(app, { id: 2, name: 'Ivy' })
+  await receiver.waitFor(6)
+  t.equal((await app.inject({ method: 'DELETE', url: `/webhooks/${sub.id}`, headers: AUTH })).statusCode, 204)
+  await sleep(100) // an attempt already on its way may still arrive
+  const count = receiver.received.length
+  await sleep(500)
+  t.equal(receiver.received.length, count, 'no request after the delete')
+  const log = await app.inject({ url: `/webhooks/${sub.id}/deliveries`, headers: AUTH })
+  t.equal(log.statusCode, 404, 'its delivery log is gone')
+  const pending = await metric(app, /^plant_store_webhook_deliveries_pending (\d+)$/m)
+  t.equal(pending, 0, 'its pending deliveries were dropped')
+})
+
+t.test('closing the app waits for the attempt in flight and records it', async (t) => {
+  const database = `sqlite:${t.testdir()}/plants.db`
+  let release: () => void = () => {}
+  const released = new Promise<void>((resolve) => { release = resolve })
+  t.teardown(() => release())
+  const bodies: string[] = []
+  const server = await startServer(t, (_path, body, response) => {
+    bodies.push(body)
+    released.then(() => response.end(), () => {})
+  })
+  const app = await buildApp(loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: database, ...PRIVATE, WEBHOOK_TIMEOUT_MS: '10000' }))
+  const sub = await subscribe(t, app, `${server.url}/hooks`)
+  await postPlant(app, { id: 1, name: 'Fern' })
+  await retryUntil(async () => bodies.length, (n) => n === 1, 5000, 10)
+  t.equal(bodies.length, 1, 'the attempt is in flight')
+
+  let closed = false
+  const closing = app.close().then(() => { closed = true })
+  await sleep(300)
+  t.notOk(closed, 'close waits while the attempt is in flight')
+  release()
+  await closing
+  t.ok(closed, 'close resolves once the receiver answered')
+
+  const again = await testApp(t, { DATABASE_URL: database, ...PRIVATE })
+  const [delivery] = await deliveries(again, sub.id)
+  t.match(delivery, { status: 'delivered', attempts: 1, lastStatusCode: 200, plantId: '1' }, 'recorded before the store closed')
+  t.equal(bodies.length, 1, 'not attempted again')
+})
+
+t.test('closing cuts off an attempt still running after half of SHUTDOWN_GRACE_MS, records it and leaves it pending', async (t) => {
+  const database = `sqlite:${t.testdir()}/plants.db`
+  const receiver = await startReceiver(t, () => 'hang')
+  const app = await buildApp(loadConfig({
+    API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: database, ...PRIVATE, ...SLOW_RETRY, WEBHOOK_TIMEOUT_MS: '60000', SHUTDOWN_GRACE_MS: '400'
+  }))
+  const sub = await subscribe(t, app, receiver.url)
+  await postPlant(app, { id: 1, name: 'Fern' })
+  await receiver.waitFor(1)
+  const started = Date.now()
+  await app.close()
+  const ms = Date.now() - started
+  t.ok(ms < 60_000, `closed in ${ms} ms, not after the attempt's own timeout`)
+
+  const again = await testApp(t, { DATABASE_URL: database, ...SLOW_RETRY })
+  const [delivery] = await deliveries(again, sub.id)
+  t.match(delivery, { status: 'pending', attempts: 1, lastError: /^cut off: the service shut down/ }, 'recorded, pending for later')
+})
+
+t.test('/metrics counts attempts by outcome and the pending deliveries', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, WEBHOOK_RETRY_BASE_MS: '20', WEBHOOK_TIMEOUT_MS: '10000' })
+  // A answers 500 to its first two requests, then 200; B never answers, so its deliveries stay pending.
+  const answering = await startReceiver(t, (n) => n < 2 ? 500 : 200)
+  const hanging = await startReceiver(t, () => 'hang')
+  const a = await subscribe(t, app, answering.url)
+  const b = await subscribe(t, app, hanging.url)
+  for (let id = 1; id <= 3; id++) await postPlant(app, { id, name: `p${id}` })
+  await logUntil(app, a.id, (log) => settled(log, 3))
+  await hanging.waitFor(3)
+  t.ok(settled(await deliveries(app, b.id), 3, 'pending'), 'B: three pending')
+  t.equal(answering.received.length, 5, 'A: five requests')
+
+  t.equal(await metric(app, /^plant_store_webhook_attempt_duration_seconds_count\{outcome="delivered"\} (\d+)$/m), 3)
+  t.equal(await metric(app, /^plant_store_webhook_attempt_duration_seconds_count\{outcome="retried"\} (\d+)$/m), 2)
+  t.equal(await metric(app, /^plant_store_webhook_attempt_duration_seconds_count\{outcome="failed"\} (\d+)$/m), undefined, 'none failed')
+  t.equal(await metric(app, /^plant_store_webhook_deliveries_pending (\d+)$/m), 3, 'B\'s three')
+  await hanging.close()
+})
+
+/** A local HTTP server on 127.0.0.1 whose handler gets each request's path and body and answers as it likes (or never). */
+async function startServer (
+  t: Test,
+  handle: (path: string, body: string, response: ServerResponse) => void
+): Promise<{ url: string, close: () => Promise<void> }> {
+  const server = createHttpServer((request, response) => {
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.on('end', () => handle(request.url ?? '', Buffer.concat(chunks).toString('utf8'), response))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  let closing: Promise<void> | undefined
+  const close = async (): Promise<void> => {
+    closing ??= new Promise<void>((resolve) => {
+      server.closeAllConnections()
+      server.close(() => resolve())
+    })
+    await closing
+  }
+  t.teardown(close)
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close }
+}
