@@ -15,6 +15,7 @@ export const Env = Type.Object({
   HOST: Type.String({ default: '127.0.0.1' }),
   PORT: whole(3000, 0, 65535),
   API_TOKENS: Type.String({ default: '' }),
+  API_TOKENS_FILE: Type.String({ default: '' }),
   LOG_LEVEL: Type.Unsafe<typeof LOG_LEVELS[number]>({ type: 'string', enum: [...LOG_LEVELS], default: 'info' }),
   BODY_LIMIT: whole(1024 * 1024, 1, 2 ** 31 - 1),
   TRUST_PROXY: Type.String({ default: '' }),

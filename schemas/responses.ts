@@ -4,7 +4,8 @@ import { ref } from './ref.js'
 // What each error status means, stated once for every route that can answer it.
 const meanings = {
   400: 'The request is not valid: malformed, ambiguous (a key twice) or empty JSON, JSON past the limits of the parser on numbers, nesting or values (see Security in the README), a field or parameter of the wrong type or too long, an id outside int64, a path that is not valid percent-encoding, or a plant the store cannot keep. The message names the field and the rule.',
-  401: 'The bearer token is missing or not accepted. The response carries `WWW-Authenticate: Bearer`.',
+  401: 'The bearer token is missing, not accepted, or expired. The response carries `WWW-Authenticate: Bearer` (with `error="invalid_token"` for a token not accepted or expired).',
+  403: 'The bearer token is valid but does not have the scope this operation needs (its security requirement). The response carries `WWW-Authenticate: Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"`.',
   404: 'No such route, or no plant with this id.',
   408: 'The request did not arrive within the time limits (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS). The connection is closed.',
   409: 'A plant with this id already exists with a different name or tag.',

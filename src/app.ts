@@ -16,6 +16,7 @@ import closing from './plugins/closing.js'
 import docs from './plugins/docs.js'
 import metrics from './plugins/metrics.js'
 import readiness from './plugins/readiness.js'
+import tokens from './plugins/tokens.js'
 import health from './routes/health.js'
 import metricsRoute from './routes/metrics.js'
 import type { Resolve } from './webhooks/address-policy.js'
@@ -29,7 +30,8 @@ export interface Seams {
 /**
  * Builds the app from its configuration: the request machinery (parser, validator, the
  * one error path), then the plugins that hook or decorate every request, then the routes;
- * the plant routes in a scope of their own, behind overload protection and auth.
+ * the plant routes in a scope of their own, behind overload protection and auth. The
+ * app's `reloadTokens()` puts a changed API_TOKENS_FILE in force.
  */
 export async function buildApp (config: Config, seams: Seams = {}): Promise<FastifyInstance> {
   const { limits } = config
@@ -64,6 +66,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   await app.register(metrics)
   await app.register(readiness)
   await app.register(docs)
+  await app.register(tokens, { tokens: config.tokens, file: config.tokensFile })
 
   await app.register(health)
   if (!config.metricsRequireToken) await app.register(metricsRoute, { requireToken: false })
@@ -75,7 +78,6 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
       customError: Overloaded
     })
     await scope.register(auth, {
-      tokens: config.apiTokens,
       ratePerToken: limits.ratePerToken,
       failuresPerMinute: limits.authFailuresPerMinute
     })

@@ -4,15 +4,22 @@ import proxyAddr from '@fastify/proxy-addr'
 import type { TSchema } from '@sinclair/typebox'
 import envSchema from 'env-schema'
 import { Env } from '../schemas/env.js'
+import { ALL_SCOPES } from '../schemas/scopes.js'
 import type { DatabaseConfig } from './store/open.js'
+import { loadTokensFile, TokensFileError } from './tokens/file.js'
+import { hashToken, type Token } from './tokens/registry.js'
 import type { WebhookSettings } from './webhooks/plugin.js'
 
 export interface Config {
   host: string
   port: number
-  /** Accepted bearer tokens; never empty. */
+  /** The tokens accepted at start: those of API_TOKENS_FILE, else of API_TOKENS (every scope), else the generated one. */
+  tokens: Token[]
+  /** API_TOKENS_FILE, read again on SIGHUP; unset when the tokens come from API_TOKENS. */
+  tokensFile?: string
+  /** The values of API_TOKENS or the generated token, kept only to cut them out of logged errors; none with a tokens file. */
   apiTokens: string[]
-  /** Set when API_TOKENS was empty and a token was made for this run. */
+  /** Set when neither API_TOKENS nor API_TOKENS_FILE was given and a token was made for this run. */
   generatedToken?: string
   logLevel: Env['LOG_LEVEL']
   bodyLimit: number
@@ -54,15 +61,24 @@ const MIN_TOKEN_LENGTH = 16
 /** Reads the environment once, at start; a bad value stops the start with a message naming it. */
 export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
   const e = validated(env)
-  const tokens = apiTokens(e.API_TOKENS)
-  const generatedToken = tokens.length === 0 ? randomBytes(24).toString('base64url') : undefined
+  const values = apiTokens(e.API_TOKENS)
+  const tokensFile = e.API_TOKENS_FILE === '' ? undefined : e.API_TOKENS_FILE
+  if (tokensFile !== undefined && values.length > 0) {
+    throw new ConfigError('API_TOKENS and API_TOKENS_FILE are both set: use one, the file for tokens with scopes')
+  }
+  const generatedToken = tokensFile === undefined && values.length === 0 ? randomBytes(24).toString('base64url') : undefined
+  const secrets = generatedToken === undefined ? values : [generatedToken]
   if (e.HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
     throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS')
   }
   return {
     host: e.HOST,
     port: e.PORT,
-    apiTokens: generatedToken === undefined ? tokens : [generatedToken],
+    tokens: tokensFile === undefined
+      ? secrets.map((value, i) => everyScope(generatedToken === undefined ? `API_TOKENS[${i + 1}]` : 'generated', value))
+      : fileTokens(tokensFile),
+    tokensFile,
+    apiTokens: secrets,
     generatedToken,
     logLevel: e.LOG_LEVEL,
     bodyLimit: e.BODY_LIMIT,
@@ -130,6 +146,19 @@ function apiTokens (raw: string): string[] {
     }
   })
   return tokens
+}
+
+function fileTokens (file: string): Token[] {
+  try {
+    return loadTokensFile(file)
+  } catch (err) {
+    throw new ConfigError(`API_TOKENS_FILE ${(err as TokensFileError).message}`)
+  }
+}
+
+// API_TOKENS predates scopes: each of its tokens, and the generated one, may do everything.
+function everyScope (name: string, value: string): Token {
+  return { name, hash: hashToken(value), scopes: new Set(ALL_SCOPES) }
 }
 
 /** What no log line may show: the tokens, and the database password in each form it may be written. */

@@ -21,12 +21,17 @@ app.log.info({ node: process.version }, `plant-store starting on Node ${process.
 // commit and answer pending writes, close the store, exit 0; past the grace delay, exit 1.
 closeWithGrace({
   delay: config.shutdownGraceMs,
-  logger: { error: (message: unknown) => app.log.error(message) }
+  logger: { error: (message: unknown) => app.log.error(message) },
+  // close-with-grace would shut down on SIGHUP too; here it means "reload the tokens".
+  skip: ['SIGHUP']
 }, async ({ signal, err }) => {
   if (err !== undefined) app.log.error({ err }, 'fatal error, shutting down')
   else app.log.info({ signal }, 'shutting down')
   await app.close()
 })
+
+// SIGHUP, as daemons reread their configuration: the tokens file, without a restart.
+process.on('SIGHUP', () => { app.reloadTokens() })
 
 await app.listen({ host: config.host, port: config.port }).catch(async (err) => {
   await app.close()
@@ -35,5 +40,5 @@ await app.listen({ host: config.host, port: config.port }).catch(async (err) => 
 
 if (config.generatedToken !== undefined) {
   // Printed once, beside the logs rather than in them: tokens are never logged.
-  process.stderr.write(`plant-store: API_TOKENS is empty; this run accepts the generated token ${config.generatedToken}\n`)
+  process.stderr.write(`plant-store: neither API_TOKENS nor API_TOKENS_FILE is set; this run accepts the generated token ${config.generatedToken}\n`)
 }

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { chromium, type Locator, type Page, type Request } from 'playwright-core'
 import t, { type Test } from 'tap'
 import { startServer } from './helpers/server.js'
+import { testToken, writeTokens } from './helpers/tokens.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 // What works on this machine: no network, running as root (hence --no-sandbox).
@@ -12,7 +13,9 @@ const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync'
 ]
-const TOKEN = 'browser-test-token'
+// A token of the tokens file that may create plants and nothing else.
+const SCOPED = testToken('swagger-ui', ['plants:write'])
+const TOKEN = SCOPED.value
 const BODY = '{"id": 4242, "name": "Browser Fern", "tag": "ui"}'
 const SCREENSHOT = fileURLToPath(new URL('../test-artifacts/swagger-ui-create-plant.png', import.meta.url))
 const WAIT = 15_000
@@ -21,10 +24,10 @@ const WAIT = 15_000
 // tap's default of 30 s for the whole file is too tight.
 t.setTimeout(120_000)
 
-t.test('a developer can authorize in Swagger UI and create a plant with "Try it out"', {
+t.test('a developer can authorize in Swagger UI with a plants:write token and create a plant with "Try it out"', {
   skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: this test drives a real Chromium`
 }, async (t) => {
-  const server = await startServer(t, { API_TOKENS: TOKEN })
+  const server = await startServer(t, { API_TOKENS_FILE: writeTokens(`${t.testdir()}/tokens.json`, [SCOPED]) })
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 })
   t.teardown(async () => await browser.close())
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { failedStart, startServer, waitForLine } from './helpers/server.js'
 
-t.test('with no API_TOKENS the service makes a token, prints it once, and runs closed', async (t) => {
+t.test('with neither API_TOKENS nor API_TOKENS_FILE the service makes a token, prints it once, and runs closed', async (t) => {
   const server = await startServer(t, { API_TOKENS: '' })
   const line = await waitForLine(server.stderr, /generated token/)
   const token = /generated token (\S+)/.exec(line)![1]
@@ -14,6 +14,8 @@ t.test('with no API_TOKENS the service makes a token, prints it once, and runs c
   t.same(res.json(), { name: 'Rose', tag: 'flower' })
   t.equal(server.stderr.filter((l) => l.includes('generated token')).length, 1, 'printed once')
   t.notOk(server.stdout.some((l) => l.includes(token)), 'and not in the logs')
+  const completed = JSON.parse(await waitForLine(server.stdout, /"status":200/))
+  t.equal(completed.token, 'generated', 'where it is named "generated"')
 })
 
 t.test('logs are JSON lines, one per request, and never hold a token', async (t) => {
@@ -30,6 +32,7 @@ t.test('logs are JSON lines, one per request, and never hold a token', async (t)
     ['POST', '/plants', 200], ['POST', '/plants', 401], ['GET', '/docs/json', 200]
   ])
   t.ok(completed.every((line) => typeof line.reqId === 'string' && typeof line.ms === 'number'))
+  t.same(completed.map((line) => line.token), ['API_TOKENS[1]', undefined, undefined], 'a known token is named, by its place in API_TOKENS')
   const all = server.stdout.join('\n') + server.stderr.join('\n')
   t.notOk(all.includes(token), 'the valid token is not logged')
   t.notOk(all.includes('wrong-token-456'), 'nor a rejected one')

@@ -7,6 +7,12 @@ export const InvalidJson = createError('PLANT_STORE_INVALID_JSON', 'the body is 
 
 export const Unauthorized = createError('PLANT_STORE_UNAUTHORIZED', '%s', 401)
 
+export const InsufficientScope = createError(
+  'PLANT_STORE_INSUFFICIENT_SCOPE',
+  'this token does not have the scope %s, which %s needs; ask for a token with it',
+  403
+)
+
 export const PlantConflict = createError(
   'PLANT_STORE_CONFLICT',
   'a plant with id %s already exists with a different name or tag',

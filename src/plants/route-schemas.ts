@@ -14,7 +14,7 @@ export const addPlant = {
   body: ref(NewPlant),
   response: {
     200: ref(Plant, { description: 'The plant as stored: its name and tag, never its id' }),
-    ...errorResponses(400, 401, 409, 413, 415, 429, 503)
+    ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503)
   }
 }
 
@@ -33,7 +33,7 @@ export const listPlants = {
         })
       }
     }),
-    ...errorResponses(400, 401, 429, 503)
+    ...errorResponses(400, 401, 403, 429, 503)
   }
 }
 
@@ -44,7 +44,7 @@ export const getPlant = {
   params: PlantIdParams,
   response: {
     200: ref(StoredPlant, { description: 'The plant' }),
-    ...errorResponses(400, 401, 404, 429, 503)
+    ...errorResponses(400, 401, 403, 404, 429, 503)
   }
 }
 
@@ -56,6 +56,6 @@ export const deletePlant = {
   params: PlantIdParams,
   response: {
     204: Type.Null({ description: 'Deleted' }),
-    ...errorResponses(400, 401, 404, 429, 503)
+    ...errorResponses(400, 401, 403, 404, 429, 503)
   }
 }

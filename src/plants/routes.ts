@@ -14,14 +14,14 @@ const PLANT_JSON_OVERHEAD = 48
 
 /** The plant routes: validation has made every id a bigint, so handlers only call the store. */
 const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, { store }) => {
-  app.post('/plants', { schema: addPlant }, async (request) => {
+  app.post('/plants', { schema: addPlant, config: { scope: 'plants:write' } }, async (request) => {
     const { id, name, tag } = request.body // only these: unknown fields are never kept
     const { outcome, plant } = await store.create(tag === undefined ? { id, name } : { id, name, tag })
     if (outcome === 'conflict') throw new PlantConflict(String(id))
     return plant
   })
 
-  app.get('/plants', { schema: listPlants }, async (request, reply) => {
+  app.get('/plants', { schema: listPlants, config: { scope: 'plants:read' } }, async (request, reply) => {
     const { limit = DEFAULT_LIMIT, after, tag } = request.query
     // One more than asked tells whether another page exists without counting the store.
     const page = await store.list({ limit: limit + 1, after, tag })
@@ -33,13 +33,13 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
     return page
   })
 
-  app.get('/plants/:id', { schema: getPlant }, async (request) => {
+  app.get('/plants/:id', { schema: getPlant, config: { scope: 'plants:read' } }, async (request) => {
     const plant = await store.get(request.params.id)
     if (plant === undefined) throw new PlantNotFound(String(request.params.id))
     return plant
   })
 
-  app.delete('/plants/:id', { schema: deletePlant }, async (request, reply) => {
+  app.delete('/plants/:id', { schema: deletePlant, config: { scope: 'plants:write' } }, async (request, reply) => {
     if (!await store.delete(request.params.id)) throw new PlantNotFound(String(request.params.id))
     return await reply.code(204).send(null)
   })

@@ -2,15 +2,23 @@ import bearerAuth from '@fastify/bearer-auth'
 import rateLimit from '@fastify/rate-limit'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { SCOPES, type Scope } from '../../schemas/scopes.js'
 import { Lockout } from './auth-lockout.js'
-import { TooManyRequests, Unauthorized, withHeaders } from '../http/errors.js'
+import { InsufficientScope, TooManyRequests, Unauthorized, withHeaders } from '../http/errors.js'
+import type { Token } from '../tokens/registry.js'
 
 export interface AuthOptions {
-  tokens: string[]
   /** Requests per second one token may make; 0: unlimited. */
   ratePerToken: number
   /** Rejected tokens per minute one client address may send before it is refused. */
   failuresPerMinute: number
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The scope a token needs for this route, when it is registered behind the bearer token. */
+    scope?: Scope
+  }
 }
 
 const REALM = 'Bearer realm="plant-store"'
@@ -18,18 +26,33 @@ const REALM = 'Bearer realm="plant-store"'
 const LOCKED_OUT = 'too many rejected tokens from this address'
 
 /**
- * Guards every route registered beside it with a bearer token. @fastify/bearer-auth
- * compares tokens in constant time; its failures become messages a client can act on,
- * sent through the one error handler. Rejected tokens are counted per client address
- * (see Lockout): a locked-out address is refused before any token is compared, and a
- * token decided while its address is locked out is refused whatever it was, so a
- * guesser learns nothing past the limit. @fastify/rate-limit caps each token's request
- * rate. A plugin with fastify-plugin because its hook must reach the routes of the
- * scope that registers it.
+ * Guards every route registered beside it with a bearer token and the scope the route
+ * declares (`config: { scope }`), which it also writes into the route's schema as its
+ * security requirement, so the document states exactly what is enforced; a route
+ * without a scope stops the start. @fastify/bearer-auth checks the scheme; the token is
+ * identified by its hash in the tokens plugin's registry. Failures become messages a
+ * client can act on, sent through the one error handler: 401 for no, an unknown or an
+ * expired token, 403 (RFC 6750 insufficient_scope) for a token without the scope.
+ * Rejected tokens are counted per client address (see Lockout): a locked-out address
+ * is refused before any token is compared, and a token decided while its address is
+ * locked out is refused whatever it was, so a guesser learns nothing past the limit.
+ * @fastify/rate-limit caps each token's request rate, keyed by its name. A plugin with
+ * fastify-plugin because its hooks must reach the routes of the scope that registers it.
  */
-async function auth (app: FastifyInstance, { tokens, ratePerToken, failuresPerMinute }: AuthOptions): Promise<void> {
+async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: AuthOptions): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    const scope = route.config?.scope
+    if (scope === undefined || !Object.hasOwn(SCOPES, scope)) {
+      throw new Error(`${String(route.method)} ${route.url} is behind the bearer token but declares no scope: give it config: { scope }`)
+    }
+    route.schema = { ...route.schema, security: [{ bearerAuth: [scope] }] }
+  })
   await app.register(bearerAuth, {
-    keys: tokens,
+    keys: [],
+    auth: (presented, request) => {
+      request.token = app.tokens.identify(presented) ?? null
+      return request.token !== null
+    },
     addHook: false,
     // RFC 7235: the scheme name is case-insensitive ("bearer x" is fine).
     specCompliance: 'rfc6749',
@@ -40,7 +63,7 @@ async function auth (app: FastifyInstance, { tokens, ratePerToken, failuresPerMi
   const lockout = new Lockout(failuresPerMinute, 60_000)
   const perToken = ratePerToken === 0
     ? undefined
-    : app.createRateLimit({ max: ratePerToken, timeWindow: 1000, keyGenerator: bearerToken })
+    : app.createRateLimit({ max: ratePerToken, timeWindow: 1000, keyGenerator: tokenName })
   const verify = app.verifyBearerAuth as NonNullable<typeof app.verifyBearerAuth>
   const verified = async (request: FastifyRequest, reply: FastifyReply) =>
     await new Promise<FastifyError | undefined>((resolve) => verify(request, reply, (err) => resolve(err as FastifyError | undefined)))
@@ -56,10 +79,20 @@ async function auth (app: FastifyInstance, { tokens, ratePerToken, failuresPerMi
     if (err?.code === 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER') lockout.fail(request.ip)
     if (lockedNow > 0) throw tooMany(LOCKED_OUT, lockedNow)
     if (err !== undefined) throw refusal(err)
-    if (perToken === undefined) return
-    const rate = await perToken(request)
-    if (!rate.isAllowed && rate.isExceeded) {
-      throw tooMany(`more than ${ratePerToken} requests a second with this token`, rate.ttlInSeconds)
+    // An expired token was a real one: presenting it guesses nothing, so it is not counted.
+    const token = request.token as Token
+    if (token.expiresAt !== undefined && token.expiresAt.getTime() <= Date.now()) throw expired(token.expiresAt)
+    if (perToken !== undefined) {
+      const rate = await perToken(request)
+      if (!rate.isAllowed && rate.isExceeded) {
+        throw tooMany(`more than ${ratePerToken} requests a second with this token`, rate.ttlInSeconds)
+      }
+    }
+    const scope = request.routeOptions.config.scope as Scope
+    if (!token.scopes.has(scope)) {
+      throw withHeaders(new InsufficientScope(scope, `${request.method} ${request.routeOptions.url}`), {
+        'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`
+      })
     }
   })
 }
@@ -75,13 +108,19 @@ function refusal (err: FastifyError): Error {
   }
 }
 
+function expired (at: Date): Error {
+  return withHeaders(new Unauthorized(`the bearer token expired at ${at.toISOString()}; ask for a new one`), {
+    'www-authenticate': `${REALM}, error="invalid_token", error_description="the token expired"`
+  })
+}
+
 function tooMany (message: string, retryAfterSeconds: number): Error {
   return withHeaders(new TooManyRequests(message), { 'retry-after': String(Math.max(1, retryAfterSeconds)) })
 }
 
-function bearerToken (request: FastifyRequest): string {
-  // Only called once the header has been verified as "Bearer <token>".
-  return (request.headers.authorization ?? '').slice('bearer '.length).trim()
+function tokenName (request: FastifyRequest): string {
+  // Only called once the token has been identified.
+  return (request.token as Token).name
 }
 
-export default fp(auth, { name: 'auth', fastify: '5.x' })
+export default fp(auth, { name: 'auth', fastify: '5.x', dependencies: ['tokens'] })

@@ -3,16 +3,22 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { SCOPES } from '../../schemas/scopes.js'
 import { plantWebhook } from '../../schemas/webhook.js'
 import { apiSecurityHeaders } from '../http/answer-headers.js'
 
 const description = `Keeps a store of plants. Every operation needs a bearer token
-(\`Authorization: Bearer <token>\`); the documentation and health routes do not.
+(\`Authorization: Bearer <token>\`) granted the scope its security requirement names;
+the documentation and health routes do not.
 
 Every error answers with the \`Error\` shape, \`{ "error": <HTTP status>, "message": <text> }\`.
 
 Every plant created is announced to the webhook subscriptions (\`/webhooks\`) by the
 \`plant.created\` webhook: a signed POST of the plant, retried until acknowledged.`
+
+const bearerDescription = `A token of the service's API_TOKENS_FILE (or API_TOKENS, whose tokens have every scope). \
+Each operation's security requirement names the one scope it needs: ${Object.entries(SCOPES).map(([scope, what]) => `\`${scope}\`, ${what}`).join('; ')}. \
+A token without that scope answers 403 with \`WWW-Authenticate: Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"\`.`
 
 /**
  * Generates the OpenAPI document from the routes' schemas and serves it with
@@ -34,7 +40,7 @@ async function docs (app: FastifyInstance): Promise<void> {
       servers: [{ url: '/', description: 'This service (by default http://127.0.0.1:3000)' }],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from the service\'s API_TOKENS.' }
+          bearerAuth: { type: 'http', scheme: 'bearer', description: bearerDescription }
         }
       },
       security: [{ bearerAuth: [] }],

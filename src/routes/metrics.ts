@@ -20,14 +20,15 @@ function metricsSchema (requireToken: boolean) {
         description: 'Prometheus text exposition format 0.0.4',
         content: { 'text/plain': { schema: Type.String() } }
       },
-      ...(requireToken ? errorResponses(401, 429, [503, 'Shutting down']) : errorResponses([503, 'Shutting down']))
+      ...(requireToken ? errorResponses(401, 403, 429, [503, 'Shutting down']) : errorResponses([503, 'Shutting down']))
     }
   }
 }
 
 /** GET /metrics, Prometheus text format. */
 const metricsRoute: FastifyPluginAsyncTypebox<MetricsRouteOptions> = async (app, { requireToken }) => {
-  app.get('/metrics', { schema: metricsSchema(requireToken) }, async (_request, reply) => {
+  // The scope counts only behind the bearer token, where auth reads it.
+  app.get('/metrics', { schema: metricsSchema(requireToken), config: { scope: 'metrics:read' } }, async (_request, reply) => {
     reply.type(app.metrics.registry.contentType)
     return await app.metrics.registry.metrics()
   })

@@ -21,7 +21,7 @@ export const subscribe = {
     }),
     ...errorResponses(
       [400, 'The request is not valid, or the url may not receive webhooks: not https, not an absolute URL, with a user name or password, or a host that resolves to an address that is not public (loopback, private, link-local, carrier-grade NAT, multicast, unspecified or reserved). The message says which.'],
-      401,
+      401, 403,
       [409, `There are ${MAX_SUBSCRIPTIONS} subscriptions already.`],
       413, 415, 429, 503)
   }
@@ -34,7 +34,7 @@ export const listSubscriptions = {
   tags: ['webhooks'],
   response: {
     200: Type.Array(ref(Subscription), { description: 'Every subscription' }),
-    ...errorResponses(401, 429, 503)
+    ...errorResponses(401, 403, 429, 503)
   }
 }
 
@@ -45,7 +45,7 @@ export const getSubscription = {
   params: SubscriptionParams,
   response: {
     200: ref(Subscription, { description: 'The subscription, without its secret' }),
-    ...errorResponses(400, 401, notFound, 429, 503)
+    ...errorResponses(400, 401, 403, notFound, 429, 503)
   }
 }
 
@@ -57,7 +57,7 @@ export const unsubscribe = {
   params: SubscriptionParams,
   response: {
     204: Type.Null({ description: 'Deleted' }),
-    ...errorResponses(400, 401, notFound, 429, 503)
+    ...errorResponses(400, 401, 403, notFound, 429, 503)
   }
 }
 
@@ -77,7 +77,7 @@ export const listDeliveries = {
         })
       }
     }),
-    ...errorResponses(400, 401, notFound, 429, 503)
+    ...errorResponses(400, 401, 403, notFound, 429, 503)
   }
 }
 
@@ -90,7 +90,7 @@ export const retryDelivery = {
   response: {
     // No body at all: `null` would be a JSON body of its own.
     202: Type.Unsafe<undefined>(Type.Null({ description: 'Accepted: the delivery is pending; follow it in the delivery log' })),
-    ...errorResponses(400, 401, [404, 'No subscription with this id, or no such delivery of it.'],
+    ...errorResponses(400, 401, 403, [404, 'No subscription with this id, or no such delivery of it.'],
       [409, 'The delivery is pending already.'], 429, 503)
   }
 }

@@ -18,9 +18,12 @@ export interface WebhookRoutesOptions {
 
 const DEFAULT_LIMIT: number = DeliveryListQuery.properties.limit.default
 
+// Every route here: whoever may subscribe may point every future plant at a URL.
+const config = { scope: 'webhooks:manage' } as const
+
 /** The subscription routes: the URL is checked against the address policy, the rest is the store's. */
 const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, { store, policy, changed }) => {
-  app.post('/webhooks', { schema: subscribe }, async (request, reply) => {
+  app.post('/webhooks', { schema: subscribe, config }, async (request, reply) => {
     let url: URL
     try {
       url = await policy.check(request.body.url)
@@ -35,17 +38,17 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (ap
       .send({ ...shown(subscription), secret: subscription.secret })
   })
 
-  app.get('/webhooks', { schema: listSubscriptions }, async () => (await store.subscriptions()).map(shown))
+  app.get('/webhooks', { schema: listSubscriptions, config }, async () => (await store.subscriptions()).map(shown))
 
-  app.get('/webhooks/:id', { schema: getSubscription }, async (request) => shown(await existing(store, request.params.id)))
+  app.get('/webhooks/:id', { schema: getSubscription, config }, async (request) => shown(await existing(store, request.params.id)))
 
-  app.delete('/webhooks/:id', { schema: unsubscribe }, async (request, reply) => {
+  app.delete('/webhooks/:id', { schema: unsubscribe, config }, async (request, reply) => {
     if (!await store.unsubscribe(request.params.id)) throw new WebhookNotFound(request.params.id)
     changed()
     return await reply.code(204).send(null)
   })
 
-  app.get('/webhooks/:id/deliveries', { schema: listDeliveries }, async (request, reply) => {
+  app.get('/webhooks/:id/deliveries', { schema: listDeliveries, config }, async (request, reply) => {
     const { id } = request.params
     const { limit = DEFAULT_LIMIT, before } = request.query
     await existing(store, id)
@@ -57,7 +60,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (ap
     return page.map(delivery)
   })
 
-  app.post('/webhooks/:id/deliveries/:deliveryId/retry', { schema: retryDelivery }, async (request, reply) => {
+  app.post('/webhooks/:id/deliveries/:deliveryId/retry', { schema: retryDelivery, config }, async (request, reply) => {
     const { id, deliveryId } = request.params
     await existing(store, id)
     const outcome = await store.restart(id, deliveryId)

@@ -1,0 +1,54 @@
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { loadTokensFile } from '../tokens/file.js'
+import { TokenRegistry, type Token } from '../tokens/registry.js'
+
+export interface TokensOptions {
+  /** The tokens in force at start. */
+  tokens: Token[]
+  /** API_TOKENS_FILE, read again by reloadTokens; unset with API_TOKENS. */
+  file?: string
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    tokens: TokenRegistry
+    /**
+     * Reads API_TOKENS_FILE again and puts its tokens in force at once; requests already
+     * authenticated go on. A file that cannot be used is logged and changes nothing.
+     * Whether the new tokens are in force.
+     */
+    reloadTokens: () => boolean
+  }
+  interface FastifyRequest {
+    /** The token the request presented, once identified (its name is in the request's log line). */
+    token: Token | null
+  }
+}
+
+/**
+ * The tokens the API accepts, for the auth plugin to check and for the entry point to
+ * reload on SIGHUP. A plugin with fastify-plugin because the app itself must have
+ * `reloadTokens`, and every request its `token`, while auth guards only the API's scope.
+ */
+async function tokens (app: FastifyInstance, { tokens: initial, file }: TokensOptions): Promise<void> {
+  const registry = new TokenRegistry(initial)
+  app.decorate('tokens', registry)
+  app.decorateRequest('token', null)
+  app.decorate('reloadTokens', () => {
+    if (file === undefined) {
+      app.log.warn('no API_TOKENS_FILE to reload: the tokens of API_TOKENS stay in force')
+      return false
+    }
+    try {
+      registry.replace(loadTokensFile(file))
+    } catch (err) {
+      app.log.error({ err }, 'API_TOKENS_FILE not reloaded: the previous tokens stay in force')
+      return false
+    }
+    app.log.info({ tokens: registry.names }, 'API_TOKENS_FILE reloaded: these tokens are in force')
+    return true
+  })
+}
+
+export default fp(tokens, { name: 'tokens', fastify: '5.x' })

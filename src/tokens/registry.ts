@@ -1,0 +1,49 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { Scope } from '../../schemas/scopes.js'
+
+/** A token the API accepts, known by its hash: the service never holds a file token's value. */
+export interface Token {
+  /** What the logs and the per-token rate limit call it; never the token itself. */
+  name: string
+  /** SHA-256 of the token. */
+  hash: Buffer
+  scopes: ReadonlySet<Scope>
+  /** From this moment on the token is refused; none: it does not expire. */
+  expiresAt?: Date
+}
+
+export function hashToken (token: string): Buffer {
+  return createHash('sha256').update(token).digest()
+}
+
+/**
+ * The tokens in force. A presented token is hashed and compared with every entry in
+ * constant time, without stopping at a match, so the time taken says nothing of which
+ * entry, or how much of one, it resembles. `replace` swaps in a whole new list: a
+ * request is decided against one consistent set, never half of a reload.
+ */
+export class TokenRegistry {
+  #tokens: readonly Token[]
+
+  constructor (tokens: readonly Token[]) {
+    this.#tokens = tokens
+  }
+
+  /** The entry whose hash is the presented token's (the first, should two share it), expired or not. */
+  identify (presented: string): Token | undefined {
+    const hash = hashToken(presented)
+    let found: Token | undefined
+    for (const token of this.#tokens) {
+      if (timingSafeEqual(hash, token.hash) && found === undefined) found = token
+    }
+    return found
+  }
+
+  replace (tokens: readonly Token[]): void {
+    this.#tokens = tokens
+  }
+
+  get names (): string[] {
+    return this.#tokens.map((token) => token.name)
+  }
+}
