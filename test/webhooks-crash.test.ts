@@ -7,6 +7,7 @@ import { TOKEN } from './helpers/app.js'
 import { startReceiver, type Received } from './helpers/receiver.js'
 import { startServer, waitForLine, type RunningServer } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
+import { deliveryLog, subscribe, webhookId, type Subscription } from './helpers/webhook-client.js'
 
 // The webhook outbox against real processes on a SQLite file: a delivery is written in
 // the plant's transaction, so kill -9 at any moment neither loses the announcement of an
@@ -15,16 +16,12 @@ import { retryUntil } from './helpers/wait.js'
 
 const BIG = 2n ** 53n
 
-interface Subscription { id: string, secret: string }
-
 /** The exact JSON of a plant: what a create sends and what its announcement must carry, byte for byte. */
 const plantJson = (id: bigint, name: string, tag?: string): string =>
   `{"id":${id},"name":${JSON.stringify(name)}${tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`}}`
 
 /** The plant id of an announcement, read from the raw body: ids beyond 2^53 stay exact. */
 const plantIdOf = (body: string): string => /^\{"id":(-?\d+),/.exec(body)?.[1] ?? `unreadable body ${body}`
-
-const webhookId = (received: Received): string => String(received.headers['webhook-id'])
 
 function envFor (t: Test, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return {
@@ -33,26 +30,6 @@ function envFor (t: Test, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
     WEBHOOK_ALLOW_PRIVATE: 'true',
     ...extra
   }
-}
-
-async function subscribe (t: Test, server: RunningServer, url: string): Promise<Subscription> {
-  const res = await server.request('POST', '/webhooks', { body: { url } })
-  t.equal(res.statusCode, 201, 'subscribed')
-  const { id, secret } = res.json()
-  return { id, secret }
-}
-
-/** Every entry of a subscription's delivery log, following its Link header; plantId kept as the exact text. */
-async function deliveryLog (server: RunningServer, id: string): Promise<Array<Record<string, any>>> {
-  const all: Array<Record<string, any>> = []
-  let path: string | undefined = `/webhooks/${id}/deliveries?limit=100`
-  while (path !== undefined) {
-    const res = await server.request('GET', path)
-    if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode} ${res.body}`)
-    all.push(...JSON.parse(res.body.replace(/"plantId":(\d+)/g, '"plantId":"$1"')))
-    path = /^<([^>]+)>; rel="next"$/.exec(res.headers.link ?? '')?.[1]
-  }
-  return all
 }
 
 /** SIGKILL, and resolves once the process is gone. */

@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { TOKEN } from './helpers/app.js'
 import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
 import { startReceiver, type Received } from './helpers/receiver.js'
 import { startServer, type RunningServer } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
+import { deliveryLog, subscribe, webhookId } from './helpers/webhook-client.js'
 
 // The webhook outbox on PostgreSQL, with several service instances on one database:
 // claims are leased (FOR UPDATE SKIP LOCKED), so each delivery goes out from one
@@ -14,33 +15,9 @@ import { retryUntil } from './helpers/wait.js'
 
 const BIG = 2n ** 53n
 
-interface Subscription { id: string, secret: string }
-
 /** The exact JSON of a plant: what a create sends and what its announcement must carry, byte for byte. */
 const plantJson = (id: bigint, name: string, tag?: string): string =>
   `{"id":${id},"name":${JSON.stringify(name)}${tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`}}`
-
-const webhookId = (received: Received): string => String(received.headers['webhook-id'])
-
-async function subscribe (t: Test, server: RunningServer, url: string): Promise<Subscription> {
-  const res = await server.request('POST', '/webhooks', { body: { url } })
-  t.equal(res.statusCode, 201, 'subscribed')
-  const { id, secret } = res.json()
-  return { id, secret }
-}
-
-/** Every entry of a subscription's delivery log, following its Link header; plantId kept as the exact text. */
-async function deliveryLog (server: RunningServer, id: string): Promise<Array<Record<string, any>>> {
-  const all: Array<Record<string, any>> = []
-  let path: string | undefined = `/webhooks/${id}/deliveries?limit=100`
-  while (path !== undefined) {
-    const res = await server.request('GET', path)
-    if (res.statusCode !== 200) throw new Error(`GET ${path}: ${res.statusCode} ${res.body}`)
-    all.push(...JSON.parse(res.body.replace(/"plantId":(\d+)/g, '"plantId":"$1"')))
-    path = /^<([^>]+)>; rel="next"$/.exec(res.headers.link ?? '')?.[1]
-  }
-  return all
-}
 
 /** The log lines of a process, parsed. */
 const lines = (server: RunningServer): Array<Record<string, any>> => server.stdout.map((line) => JSON.parse(line))
