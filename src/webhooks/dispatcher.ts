@@ -1,6 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { Metrics } from '../plugins/metrics.js'
-import { observer } from '../plugins/metrics.js'
+import { observer, type Metrics } from '../plugins/metrics.js'
 import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
 import type { Sender } from './sender.js'
 
@@ -76,6 +75,7 @@ export class Dispatcher {
   refresh (): void {
     this.#store.subscriptions().then((subscriptions) => {
       this.#subscriptions = subscriptions
+      for (const id of this.#more) if (!subscriptions.some((subscription) => subscription.id === id)) this.#more.delete(id)
       this.wake()
       // Deliveries go with their subscription: without one there is nothing to prune.
       if (subscriptions.length > 0 && Date.now() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
@@ -132,7 +132,10 @@ export class Dispatcher {
   #start (subscription: StoredSubscription, delivery: DueDelivery): void {
     this.#inFlight.set(subscription.id, (this.#inFlight.get(subscription.id) ?? 0) + 1)
     const attempt = this.#attempt(subscription, delivery).finally(() => {
-      this.#inFlight.set(subscription.id, this.#inFlight.get(subscription.id)! - 1)
+      const left = this.#inFlight.get(subscription.id)! - 1
+      // Forgotten when idle: subscriptions come and go.
+      if (left === 0) this.#inFlight.delete(subscription.id)
+      else this.#inFlight.set(subscription.id, left)
       this.#attempts.delete(attempt)
       if (this.#more.has(subscription.id)) this.wake()
     })
