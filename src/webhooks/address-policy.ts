@@ -102,7 +102,7 @@ export class AddressPolicy {
   readonly lookup: LookupFunction = (hostname, options, callback) => {
     this.addresses(hostname).then((addresses) => {
       const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses
-      if (wanted.length === 0) throw new AddressRefused(`${hostname} has no IPv${options.family} address`)
+      if (wanted.length === 0) throw new AddressRefused(`${echo(hostname)} has no IPv${options.family} address`)
       if (options.all === true) callback(null, wanted)
       else callback(null, wanted[0].address, wanted[0].family)
     }).catch((err: NodeJS.ErrnoException) => callback(err, '', 0))
