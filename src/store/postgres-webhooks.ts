@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { DeliveryStatus } from '../../schemas/webhook.js'
 import type { Query } from './postgres-plants.js'
+import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.js'
 import type {
   AttemptRecord, DeliveryPage, DueDelivery, RestartOutcome, StoredDelivery, StoredSubscription, WebhookStore
 } from './webhooks.js'
@@ -8,23 +9,6 @@ import type {
 // The webhook tables as the PostgreSQL store reads and writes them. Every statement
 // commits on its own; times come from the database's clock, which every instance shares.
 // A create's deliveries are written by its own statement (see postgres-plants.ts).
-
-interface SubscriptionRow { id: string, url: string, secret: string, created_at: Date }
-interface DeliveryRow {
-  seq: string
-  id: string
-  webhook_id: string
-  plant_id: string
-  status: DeliveryStatus
-  attempts: number
-  last_status_code: number | null
-  last_error: string | null
-  next_attempt_at: Date | null
-  created_at: Date
-  delivered_at: Date | null
-}
-
-const DELIVERY_COLUMNS = 'seq, id, webhook_id, plant_id, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at'
 
 // A delivery whose subscription is gone (see unsubscribe) is never claimed nor counted.
 const SUBSCRIBED = 'EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = webhook_deliveries.webhook_id)'
@@ -80,8 +64,8 @@ export class PostgresWebhooks implements WebhookStore {
   }
 
   async subscriptions (): Promise<StoredSubscription[]> {
-    const { rows } = await this.#query<SubscriptionRow>('SELECT id, url, secret, created_at FROM webhooks ORDER BY seq')
-    return rows.map(({ id, url, secret, created_at: createdAt }) => ({ id, url, secret, createdAt }))
+    const { rows } = await this.#query<SubscriptionRow>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhooks ORDER BY seq`)
+    return rows.map(toSubscription)
   }
 
   /**
@@ -136,21 +120,5 @@ export class PostgresWebhooks implements WebhookStore {
 
   onAnnounced (listener: () => void): void {
     this.#listener = listener
-  }
-}
-
-function toDelivery (row: DeliveryRow): StoredDelivery {
-  return {
-    seq: Number(row.seq),
-    id: row.id,
-    webhookId: row.webhook_id,
-    plantId: BigInt(row.plant_id),
-    status: row.status,
-    attempts: row.attempts,
-    ...row.last_status_code === null ? {} : { lastStatusCode: row.last_status_code },
-    ...row.last_error === null ? {} : { lastError: row.last_error },
-    ...row.next_attempt_at === null ? {} : { nextAttemptAt: row.next_attempt_at },
-    createdAt: row.created_at,
-    ...row.delivered_at === null ? {} : { deliveredAt: row.delivered_at }
   }
 }

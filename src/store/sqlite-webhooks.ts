@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import type { DeliveryStatus } from '../../schemas/webhook.js'
 import { WRITE_OVERHEAD_BYTES, type StoredPlant } from './store.js'
+import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.js'
 import {
   announcement,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome,
@@ -17,27 +18,12 @@ export type Write = <Result>(bytes: number, run: () => Result) => Promise<Result
 /** Runs a read, an unavailable file turned into StoreUnavailable. */
 export type Read = <Result>(run: () => Result) => Result
 
-interface SubscriptionRow { id: string, url: string, secret: string, created_at: bigint }
-interface DeliveryRow {
-  seq: bigint
-  id: string
-  webhook_id: string
-  plant_id: bigint
-  status: DeliveryStatus
-  attempts: bigint
-  last_status_code: bigint | null
-  last_error: string | null
-  next_attempt_at: bigint | null
-  created_at: bigint
-  delivered_at: bigint | null
-}
 interface DueRow { id: string, payload: Buffer, attempts: bigint }
 
 interface Claim { webhook: string, now: number, limit: number, lease: string, until: number }
 interface Outcome { id: string, lease: string, code: number | null, error: string | null, now: number, at: number }
 
 const RELEASE = 'lease = NULL, lease_until = NULL, attempts = attempts + 1, last_status_code = @code'
-const DELIVERY_COLUMNS = 'seq, id, webhook_id, plant_id, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at'
 
 export class SqliteWebhooks implements WebhookStore {
   readonly #write: Write
@@ -55,7 +41,7 @@ export class SqliteWebhooks implements WebhookStore {
         SELECT 'msg_' || lower(hex(randomblob(16))), id, @plant, @payload, @now, @now FROM webhooks`),
       count: db.prepare<[], { count: bigint }>('SELECT count(*) AS count FROM webhooks'),
       subscribe: db.prepare<[string, string, string, number]>('INSERT INTO webhooks (id, url, secret, created_at) VALUES (?, ?, ?, ?)'),
-      subscriptions: db.prepare<[], SubscriptionRow>('SELECT id, url, secret, created_at FROM webhooks ORDER BY rowid'),
+      subscriptions: db.prepare<[], SubscriptionRow>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhooks ORDER BY rowid`),
       unsubscribe: db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?'),
       dropDeliveries: db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE webhook_id = ?'),
       page: db.prepare<[string, number, number], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
@@ -107,8 +93,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async subscriptions (): Promise<StoredSubscription[]> {
-    return this.#read(() => this.#statements.subscriptions.all()).map(({ id, url, secret, created_at: createdAt }) =>
-      ({ id, url, secret, createdAt: new Date(Number(createdAt)) }))
+    return this.#read(() => this.#statements.subscriptions.all()).map(toSubscription)
   }
 
   async unsubscribe (id: string): Promise<boolean> {
@@ -163,21 +148,5 @@ export class SqliteWebhooks implements WebhookStore {
 
   onAnnounced (listener: () => void): void {
     this.#listener = listener
-  }
-}
-
-function toDelivery (row: DeliveryRow): StoredDelivery {
-  return {
-    seq: Number(row.seq),
-    id: row.id,
-    webhookId: row.webhook_id,
-    plantId: row.plant_id,
-    status: row.status,
-    attempts: Number(row.attempts),
-    ...row.last_status_code === null ? {} : { lastStatusCode: Number(row.last_status_code) },
-    ...row.last_error === null ? {} : { lastError: row.last_error },
-    ...row.next_attempt_at === null ? {} : { nextAttemptAt: new Date(Number(row.next_attempt_at)) },
-    createdAt: new Date(Number(row.created_at)),
-    ...row.delivered_at === null ? {} : { deliveredAt: new Date(Number(row.delivered_at)) }
   }
 }

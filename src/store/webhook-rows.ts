@@ -1,0 +1,53 @@
+import type { DeliveryStatus } from '../../schemas/webhook.js'
+import type { StoredDelivery, StoredSubscription } from './webhooks.js'
+
+// The webhook tables' rows as both engines read them: the same columns, each driver with
+// its own types (SQLite: integers as bigint, times as epoch milliseconds; node-postgres:
+// int8 as a string, timestamptz as a Date).
+
+type Integer = number | bigint | string
+type Time = Date | bigint
+
+export const SUBSCRIPTION_COLUMNS = 'id, url, secret, created_at'
+export const DELIVERY_COLUMNS = 'seq, id, webhook_id, plant_id, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at'
+
+export interface SubscriptionRow { id: string, url: string, secret: string, created_at: Time }
+
+export interface DeliveryRow {
+  seq: Integer
+  id: string
+  webhook_id: string
+  plant_id: bigint | string
+  status: DeliveryStatus
+  attempts: Integer
+  last_status_code: Integer | null
+  last_error: string | null
+  next_attempt_at: Time | null
+  created_at: Time
+  delivered_at: Time | null
+}
+
+export function toSubscription ({ id, url, secret, created_at: createdAt }: SubscriptionRow): StoredSubscription {
+  return { id, url, secret, createdAt: time(createdAt) }
+}
+
+/** The delivery a row holds; a column that is NULL is a field left out. */
+export function toDelivery (row: DeliveryRow): StoredDelivery {
+  return {
+    seq: Number(row.seq),
+    id: row.id,
+    webhookId: row.webhook_id,
+    plantId: BigInt(row.plant_id),
+    status: row.status,
+    attempts: Number(row.attempts),
+    ...row.last_status_code === null ? {} : { lastStatusCode: Number(row.last_status_code) },
+    ...row.last_error === null ? {} : { lastError: row.last_error },
+    ...row.next_attempt_at === null ? {} : { nextAttemptAt: time(row.next_attempt_at) },
+    createdAt: time(row.created_at),
+    ...row.delivered_at === null ? {} : { deliveredAt: time(row.delivered_at) }
+  }
+}
+
+function time (value: Time): Date {
+  return value instanceof Date ? value : new Date(Number(value))
+}
