@@ -1,8 +1,204 @@
 import { Type, type Static } from '@sinclair/typebox'
 
+/**
+ * Every cause the service answers an error for: its stable code, its HTTP status, what
+ * it means, and a message the service really gives for it (the document's example).
+ * Clients tell causes apart by `code`, never by the message's words.
+ */
+export const ERROR_CODES = {
+  invalid_request: {
+    status: 400,
+    meaning: 'The request is not valid HTTP (the connection is then closed), or its framing is not (a Content-Length that does not match the body).',
+    example: 'the request is not valid HTTP'
+  },
+  invalid_path: {
+    status: 400,
+    meaning: 'The path is not valid percent-encoding, or a path parameter is longer than 100 characters.',
+    example: 'a path parameter is longer than 100 characters'
+  },
+  invalid_json: {
+    status: 400,
+    meaning: 'The body is not valid JSON, or JSON past the parser\'s limits on numbers, nesting or values (see Security in the README): malformed, ambiguous (a key twice), empty, or an integer that would lose precision.',
+    example: 'the body is not valid JSON: unexpected end at position 9, expected "," or "}"'
+  },
+  invalid_body: {
+    status: 400,
+    meaning: 'The body is JSON, but not the shape the operation takes: a field missing, of the wrong type, too long, or an id outside int64. `details` names each field.',
+    example: 'body/id is required, body/name must be a string',
+    details: [{ field: 'body/id', message: 'is required' }, { field: 'body/name', message: 'must be a string' }]
+  },
+  invalid_parameter: {
+    status: 400,
+    meaning: 'A path or query parameter is not valid. `details` names each parameter.',
+    example: 'params/id must be an integer from -9223372036854775808 to 9223372036854775807',
+    details: [{ field: 'params/id', message: 'must be an integer from -9223372036854775808 to 9223372036854775807' }]
+  },
+  unknown_parameter: {
+    status: 400,
+    meaning: 'A query parameter the operation does not take (a misspelt or unsupported one would otherwise be ignored silently). `details` names each.',
+    example: 'GET /plants takes only limit, after, tag; unknown: page',
+    details: [{ field: 'querystring/page', message: 'is not a parameter of this operation, which takes only limit, after, tag' }]
+  },
+  plant_rejected: {
+    status: 400,
+    meaning: 'The store cannot keep this plant.',
+    example: 'the plant store cannot keep this plant'
+  },
+  webhook_url_refused: {
+    status: 400,
+    meaning: 'The webhook URL is not one the service delivers to: not https, with credentials, or not a public address.',
+    example: 'the url must be https',
+    details: [{ field: 'body/url', message: 'the url must be https' }]
+  },
+  token_missing: {
+    status: 401,
+    meaning: 'No `Authorization` header.',
+    example: 'missing bearer token: send the header "Authorization: Bearer <token>"'
+  },
+  authorization_malformed: {
+    status: 401,
+    meaning: 'The `Authorization` header is not `Bearer <token>`: no scheme, another scheme, or no token.',
+    example: 'the Authorization header has no scheme; send "Authorization: Bearer <token>", with "Bearer " before the token'
+  },
+  token_invalid: {
+    status: 401,
+    meaning: 'The bearer token is not one the service accepts.',
+    example: 'the bearer token is not valid'
+  },
+  token_expired: {
+    status: 401,
+    meaning: 'The bearer token has expired.',
+    example: 'the bearer token expired at 2026-11-01T00:00:00.000Z; ask for a new one'
+  },
+  insufficient_scope: {
+    status: 403,
+    meaning: 'The bearer token is valid but lacks the scope this operation needs.',
+    example: 'this token does not have the scope plants:write, which POST /plants needs; ask for a token with it'
+  },
+  route_not_found: {
+    status: 404,
+    meaning: 'No route has this path.',
+    example: 'no route for GET /plant'
+  },
+  plant_not_found: {
+    status: 404,
+    meaning: 'No plant has this id.',
+    example: 'no plant has id 42'
+  },
+  webhook_not_found: {
+    status: 404,
+    meaning: 'No webhook subscription has this id.',
+    example: 'no webhook subscription has id wh_3f0c2a9d5b7e4e18a1c6d2f4b8e90a17'
+  },
+  delivery_not_found: {
+    status: 404,
+    meaning: 'The subscription has no delivery with this id.',
+    example: 'subscription wh_3f0c2a9d5b7e4e18a1c6d2f4b8e90a17 has no delivery with id 7'
+  },
+  method_not_allowed: {
+    status: 405,
+    meaning: 'The path exists, but not with this method; `Allow` lists the methods it has.',
+    example: 'PUT /plants/2 is not an operation of this API; the path takes DELETE, GET, HEAD'
+  },
+  request_timeout: {
+    status: 408,
+    meaning: 'The request did not arrive within the time limit. The connection is closed.',
+    example: 'the request did not arrive within the time limit'
+  },
+  plant_conflict: {
+    status: 409,
+    meaning: 'A plant with this id already exists with a different name or tag.',
+    example: 'a plant with id 1 already exists with a different name or tag'
+  },
+  subscription_limit: {
+    status: 409,
+    meaning: 'The store already keeps as many webhook subscriptions as it may.',
+    example: 'there are already 20 webhook subscriptions, the most the store keeps; delete one first'
+  },
+  delivery_pending: {
+    status: 409,
+    meaning: 'The delivery is pending already; it cannot be retried.',
+    example: 'delivery 7 is pending already: its next attempt is in the delivery log'
+  },
+  body_too_large: {
+    status: 413,
+    meaning: 'The body is larger than BODY_LIMIT.',
+    example: 'the body is larger than the limit of 1048576 bytes'
+  },
+  unsupported_media_type: {
+    status: 415,
+    meaning: 'The body is not `application/json`.',
+    example: 'Content-Type text/plain is not supported: send application/json'
+  },
+  rate_limited: {
+    status: 429,
+    meaning: 'More requests a second with this token than RATE_LIMIT_PER_TOKEN; retry after `Retry-After` seconds.',
+    example: 'more than 50000 requests a second with this token'
+  },
+  auth_locked_out: {
+    status: 429,
+    meaning: 'Too many rejected tokens from this client address; retry after `Retry-After` seconds.',
+    example: 'too many rejected tokens from this address; retry after the delay in Retry-After'
+  },
+  headers_too_large: {
+    status: 431,
+    meaning: 'The request headers are larger than the limit. The connection is closed.',
+    example: 'the request headers are larger than the limit'
+  },
+  internal_error: {
+    status: 500,
+    meaning: 'An unexpected error; the details are in the service log, never in the answer.',
+    example: 'internal server error; the cause is in the service log'
+  },
+  store_unavailable: {
+    status: 503,
+    meaning: 'The store is unavailable (disk full, file locked, database unreachable); nothing was stored.',
+    example: 'the plant store is unavailable right now; retry later'
+  },
+  store_busy: {
+    status: 503,
+    meaning: 'Too many writes are waiting for the store; retry after `Retry-After` seconds.',
+    example: 'too many writes are waiting for the plant store; retry after the delay in Retry-After'
+  },
+  overloaded: {
+    status: 503,
+    meaning: 'The service is overloaded; retry after `Retry-After` seconds.',
+    example: 'the service is overloaded right now; retry after the delay in Retry-After'
+  },
+  shutting_down: {
+    status: 503,
+    meaning: 'The service is shutting down; retry, another instance will answer.',
+    example: 'the service is shutting down; retry on another instance'
+  },
+  not_ready: {
+    status: 503,
+    meaning: 'A dependency the service needs (the store) is not available.',
+    example: 'not ready: the store is unavailable'
+  },
+} as const satisfies Record<string, { status: number, meaning: string, example: string, details?: ReadonlyArray<{ field: string, message: string }> }>
+
+export type ErrorCode = keyof typeof ERROR_CODES
+
+const codes = Object.keys(ERROR_CODES) as ErrorCode[]
+
+const codeTable = codes.map((code) => `- \`${code}\` (${ERROR_CODES[code].status}): ${ERROR_CODES[code].meaning}`).join('\n')
+
+export const ErrorDetail = Type.Object({
+  field: Type.String({ description: 'Where the problem is: `body` or `body/<field>`, `params/<name>`, `querystring/<name>`' }),
+  message: Type.String({ description: 'What is wrong with it' })
+}, { description: 'One problem with one field or parameter' })
+
 export const ErrorBody = Type.Object({
   error: Type.Integer({ format: 'int32', description: 'The HTTP status code of the response' }),
-  message: Type.String({ description: 'What went wrong, in words a client developer can act on' })
+  message: Type.String({ description: 'What went wrong, in words a client developer can act on' }),
+  code: Type.Unsafe<ErrorCode>(Type.String({
+    enum: codes,
+    description: `The cause, stable across versions: branch on this, not on the message.\n\n${codeTable}`
+  })),
+  details: Type.Optional(Type.Array(ErrorDetail, {
+    description: 'On a 400 for a body or parameters that are not valid: one entry per problem'
+  }))
 }, { $id: 'Error', description: 'The body of every error response' })
 
+export type ErrorDetail = Static<typeof ErrorDetail>
 export type ErrorBody = Static<typeof ErrorBody>

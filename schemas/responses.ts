@@ -1,38 +1,64 @@
-import { ErrorBody } from './error.js'
+import { ERROR_CODES, ErrorBody, type ErrorCode } from './error.js'
 import { ref } from './ref.js'
 
-// What each error status means, stated once for every route that can answer it.
-const meanings = {
-  400: 'The request is not valid: malformed, ambiguous (a key twice) or empty JSON, JSON past the limits of the parser on numbers, nesting or values (see Security in the README), a field or parameter of the wrong type or too long, an id outside int64, a path that is not valid percent-encoding, or a plant the store cannot keep. The message names the field and the rule.',
-  401: 'The bearer token is missing, not accepted, or expired. The response carries `WWW-Authenticate: Bearer` (with `error="invalid_token"` for a token not accepted or expired).',
-  403: 'The bearer token is valid but does not have the scope this operation needs (its security requirement). The response carries `WWW-Authenticate: Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"`.',
-  404: 'No such route, or no plant with this id.',
-  408: 'The request did not arrive within the time limits (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS). The connection is closed.',
-  409: 'A plant with this id already exists with a different name or tag.',
-  413: 'The body is larger than the limit (BODY_LIMIT, 1 MiB by default).',
-  415: 'The body is not `application/json`.',
-  431: 'The request headers are larger than the limit (16 KiB). The connection is closed.',
-  429: 'Too many requests: more than RATE_LIMIT_PER_TOKEN a second with this token, or too many rejected tokens from this address. Retry after the `Retry-After` seconds.',
-  500: 'Unexpected error. The details are in the service log, never in the response.',
-  503: 'The service cannot serve the request now: the store is unavailable (disk full, file locked, database unreachable), too many writes are waiting for it (with `Retry-After`), the service is overloaded (with `Retry-After`), or it is shutting down. Nothing was stored; retry later.'
-} as const
+// Every operation can meet these, whatever its route: a request that is not HTTP or
+// is too slow or too large, and a bug.
+const everyRequest: ErrorCode[] = ['invalid_request', 'request_timeout', 'headers_too_large', 'internal_error']
 
-export type ErrorStatus = keyof typeof meanings
+/** What every operation behind the bearer token can answer before its handler runs. */
+export const GUARDED: ErrorCode[] = [
+  'unknown_parameter', 'token_missing', 'authorization_malformed', 'token_invalid', 'token_expired',
+  'insufficient_scope', 'rate_limited', 'auth_locked_out', 'overloaded', 'shutting_down'
+]
 
-// Any request can meet these, whatever its route.
-const everyRoute: ErrorStatus[] = [408, 431, 500]
+/** What an operation that takes a JSON body can answer for it. */
+export const JSON_BODY: ErrorCode[] = ['invalid_json', 'invalid_body', 'body_too_large', 'unsupported_media_type']
+
+/** What an operation with path parameters can answer for them. */
+export const PATH_PARAMETERS: ErrorCode[] = ['invalid_path', 'invalid_parameter']
+
+const headings: Record<number, string> = {
+  400: 'The request is not valid',
+  401: 'No bearer token, or not one the service accepts; the answer carries a `WWW-Authenticate: Bearer` challenge',
+  403: 'The token lacks the scope this operation needs; the answer carries `WWW-Authenticate: Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"`',
+  404: 'Not found',
+  408: 'Too slow',
+  409: 'In conflict with what the store holds',
+  413: 'Too large',
+  415: 'Not JSON',
+  429: 'Too many requests; retry after the `Retry-After` seconds',
+  431: 'Headers too large',
+  500: 'Unexpected error',
+  503: 'Cannot serve now; nothing was stored'
+}
 
 /**
- * The `responses` entries for the error statuses a route can answer, each with the
- * Error body; a `[status, meaning]` pair words one status for this route. The statuses
- * any request can meet (408, 431, 500) are always included.
+ * The `responses` entries for the error codes an operation can answer: one per status,
+ * the Error body, the codes it can carry and a reference to each code's example. The codes
+ * any request can meet (invalid_request, request_timeout, headers_too_large,
+ * internal_error) are always included.
  */
-export function errorResponses (...statuses: Array<ErrorStatus | [ErrorStatus, string]>) {
-  const given = statuses.map((entry) => Array.isArray(entry) ? entry[0] : entry)
-  const all = [...statuses, ...everyRoute.filter((status) => !given.includes(status))]
-    .sort((a, b) => (Array.isArray(a) ? a[0] : a) - (Array.isArray(b) ? b[0] : b))
-  return Object.fromEntries(all.map((entry) => {
-    const [status, description] = Array.isArray(entry) ? entry : [entry, meanings[entry]]
-    return [status, ref(ErrorBody, { description })]
+export function errorResponses (...codes: Array<ErrorCode | ErrorCode[]>) {
+  const byStatus = new Map<number, ErrorCode[]>()
+  for (const code of new Set([...codes.flat(), ...everyRequest])) {
+    const { status } = ERROR_CODES[code]
+    byStatus.set(status, [...byStatus.get(status) ?? [], code])
+  }
+  return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, those]) => {
+    // Each code's meaning is stated once, in the Error schema's `code` and in its example.
+    const description = `${headings[status]}. Codes: ${those.map((code) => `\`${code}\``).join(', ')}.`
+    const examples = Object.fromEntries(those.map((code) => [code, { $ref: `#/components/examples/${code}` }]))
+    return [status, { description, content: { 'application/json': { schema: ref(ErrorBody), examples } } }]
   }))
+}
+
+/**
+ * The document's `components.examples`: one Error per code, a message the service
+ * really gives, referenced by every response that can answer it.
+ */
+export function errorExamples () {
+  return Object.fromEntries(Object.entries(ERROR_CODES).map(([code, { status, meaning, example, ...rest }]) => [code, {
+    summary: meaning.split(/(?<=\.) /, 1)[0],
+    value: { error: status, message: example, code, ...rest }
+  }]))
 }

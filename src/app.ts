@@ -6,6 +6,8 @@ import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandle
 import { Overloaded } from './http/errors.js'
 import { parseJsonBody } from './http/json-body.js'
 import { requestIdGenerator } from './http/request-id.js'
+import { RouteMethods } from './http/route-methods.js'
+import { refuseUnknownQuery } from './http/unknown-query.js'
 import { RequestLog } from './http/request-log.js'
 import { buildValidatorCompiler } from './http/validation.js'
 import { loggerOptions } from './logger.js'
@@ -20,6 +22,9 @@ import tokens from './plugins/tokens.js'
 import health from './routes/health.js'
 import metricsRoute from './routes/metrics.js'
 import type { Resolve } from './webhooks/address-policy.js'
+
+// Fastify's default: an id or subscription id never needs more.
+const MAX_PARAM_LENGTH = 100
 
 /** What a test may replace: the world outside the process. */
 export interface Seams {
@@ -49,8 +54,11 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
     // Closing is answered by the closing plugin, in the Error shape.
-    return503OnClosing: false
+    return503OnClosing: false,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH }
   })
+  const routes = new RouteMethods({ ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH })
+  app.addHook('onRoute', ({ method, url }) => routes.add(method, url))
 
   app.setValidatorCompiler(buildValidatorCompiler(sharedSchemas))
   for (const schema of sharedSchemas) app.addSchema(schema)
@@ -58,10 +66,10 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: unknown, body: Buffer) => parseJsonBody(body))
   app.setErrorHandler(errorHandler)
-  app.setNotFoundHandler(notFoundHandler)
+  app.setNotFoundHandler(notFoundHandler(routes))
 
   await app.register(answerHeaders)
-  app.addHook('onRequest', refuseUnrouted)
+  app.addHook('onRequest', refuseUnrouted(routes))
   await app.register(closing)
   await app.register(metrics)
   await app.register(readiness)
@@ -81,6 +89,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
       ratePerToken: limits.ratePerToken,
       failuresPerMinute: limits.authFailuresPerMinute
     })
+    scope.addHook('onRequest', refuseUnknownQuery)
     if (config.metricsRequireToken) await scope.register(metricsRoute, { requireToken: true })
     await scope.register(plants, {
       database: config.database,

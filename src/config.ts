@@ -5,6 +5,7 @@ import type { TSchema } from '@sinclair/typebox'
 import envSchema from 'env-schema'
 import { Env } from '../schemas/env.js'
 import { ALL_SCOPES } from '../schemas/scopes.js'
+import { TOKEN68 } from './http/authorization.js'
 import type { DatabaseConfig } from './store/open.js'
 import { loadTokensFile, TokensFileError } from './tokens/file.js'
 import { hashToken, type Token } from './tokens/registry.js'
@@ -53,8 +54,6 @@ export interface Limits {
 
 export class ConfigError extends Error {}
 
-// RFC 6750 token68: what may follow "Bearer " in an Authorization header.
-const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/
 // Shorter tokens can be guessed or remembered; generated ones are 32 characters.
 const MIN_TOKEN_LENGTH = 16
 

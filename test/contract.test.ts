@@ -31,7 +31,7 @@ t.test('the document states the contract: 3.1, version 1.0.0, MIT, bearer auth, 
   })
   t.same(doc.components.schemas.NewPlant.required.sort(), ['id', 'name'])
   t.notOk('id' in doc.components.schemas.Plant.properties, 'Plant has no id')
-  t.same(doc.components.schemas.Error.required.sort(), ['error', 'message'])
+  t.same(doc.components.schemas.Error.required.sort(), ['code', 'error', 'message'])
 
   const create = doc.paths['/plants'].post
   t.equal(create.requestBody.required, true)

@@ -18,11 +18,11 @@ t.test('a body over the limit answers 413, and the limit is configurable', async
   t.equal((await postPlant(small, { id: 1, name: 'short' })).statusCode, 200)
 })
 
-t.test('unknown routes and methods answer 404 in the Error shape', async (t) => {
+t.test('unknown paths answer 404 route_not_found in the Error shape', async (t) => {
   const app = await testApp(t)
-  for (const [method, url] of [['GET', '/'], ['GET', '/nope'], ['PUT', '/plants'], ['PATCH', '/plants'], ['POST', '/plants/1/x']] as const) {
+  for (const [method, url] of [['GET', '/nope'], ['POST', '/plants/1/x'], ['GET', '/plants/1/'.repeat(3)], ['DELETE', '/webhooks/x/y']] as const) {
     const res = await app.inject({ method, url, headers: AUTH })
-    t.match(assertError(t, res, 404), new RegExp(`no route for ${method}`), `${method} ${url}`)
+    t.match(assertError(t, res, 404, 'route_not_found'), new RegExp(`no route for ${method}`), `${method} ${url}`)
   }
 })
 
@@ -45,9 +45,11 @@ t.test('no response ever has Fastify\'s default error shape', async (t) => {
     app.inject({ url: '/missing' }),
     app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, 'content-type': 'application/json', 'content-length': '5' }, payload: '{"id":1,"name":"a"}' })
   ])
-  for (const res of responses) {
+  const codes = ['invalid_json', 'invalid_body', 'unsupported_media_type', 'token_missing', 'route_not_found', 'invalid_request']
+  for (const [i, res] of responses.entries()) {
     const body = res.json()
-    t.notOk('statusCode' in body || 'code' in body, `${res.statusCode}: ${res.body}`)
+    t.notOk('statusCode' in body, `${res.statusCode}: ${res.body}`)
     t.equal(body.error, res.statusCode)
+    t.equal(body.code, codes[i])
   }
 })

@@ -3,6 +3,7 @@ import type { FastifyInstance, HTTPMethods, LightMyRequestResponse } from 'fasti
 import t, { type Test } from 'tap'
 import { AUTH, TOKEN, testApp } from './helpers/app.js'
 import { fuzzSettings } from './helpers/fuzz.js'
+import { ERROR_CODES, type ErrorCode } from '../schemas/error.js'
 
 // Property-based HTTP fuzzing through app.inject: generated hostile requests (bodies,
 // paths, methods, query strings, header values, client addresses) and the properties
@@ -26,6 +27,9 @@ const MAX_BODY = 64 * 1024
 // /metrics reports every (method, route, status) seen: a set bounded by the routes, the
 // methods Node parses and the statuses the service answers (about 120 KB with all of them).
 const MAX_METRICS = 512 * 1024
+// The OpenAPI document is the same for every request, whatever it sends.
+const DOCUMENTS = new Set(['/docs/json', '/docs/yaml'])
+const MAX_DOCUMENT = 256 * 1024
 const MAX_MESSAGE = 300
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const INT64_MIN = -(2n ** 63n)
@@ -617,17 +621,24 @@ function errorShape (req: FuzzRequest, res: LightMyRequestResponse): void {
   if (error === undefined) violated(res, 'an error whose body is not JSON')
   if (error === null || typeof error !== 'object' || Array.isArray(error)) violated(res, 'an error whose body is not a JSON object')
   const keys = Object.keys(error).sort().join(',')
-  if (keys !== 'error,message') violated(res, `an error with the keys ${keys}, not exactly error and message`)
-  const { error: status, message } = error as Record<string, unknown>
+  if (keys !== 'code,error,message' && keys !== 'code,details,error,message') {
+    violated(res, `an error with the keys ${keys}, not error, message, code and maybe details`)
+  }
+  const { error: status, message, code, details } = error as Record<string, unknown>
   if (status !== res.statusCode) violated(res, `error is ${JSON.stringify(status)}, not the status`)
   if (typeof message !== 'string') violated(res, 'message is not a string')
+  if (ERROR_CODES[code as ErrorCode]?.status !== res.statusCode) violated(res, `code ${JSON.stringify(code)} is not one of status ${res.statusCode}`)
+  if (details !== undefined && (!Array.isArray(details) || details.length === 0 || details.some((d) =>
+    typeof d?.field !== 'string' || typeof d?.message !== 'string' || Object.keys(d).length !== 2))) {
+    violated(res, 'details that are not a list of { field, message }')
+  }
 }
 
-/** 3. Answers are bounded: no answer but a list page exceeds 64 KiB (/metrics 512 KiB), no error message 300 characters. */
+/** 3. Answers are bounded: no answer but a list page exceeds 64 KiB (/metrics 512 KiB, the OpenAPI document 256 KiB), no error message 300 characters. */
 function bounded (req: FuzzRequest, res: LightMyRequestResponse): void {
   const read = res.statusCode === 200 && (req.method === 'GET' || req.method === 'HEAD')
   const listPage = read && pathOf(req.url) === '/plants'
-  const limit = read && pathOf(req.url) === '/metrics' ? MAX_METRICS : MAX_BODY
+  const limit = !read ? MAX_BODY : pathOf(req.url) === '/metrics' ? MAX_METRICS : DOCUMENTS.has(pathOf(req.url)) ? MAX_DOCUMENT : MAX_BODY
   if (!listPage && res.rawPayload.length > limit) {
     // An answer about earlier requests (/metrics) depends on the whole run, not only on this request.
     violated(res, `a body of ${res.rawPayload.length} bytes, after ${requestsSent} requests to this app`)
@@ -639,18 +650,23 @@ function bounded (req: FuzzRequest, res: LightMyRequestResponse): void {
 }
 
 /** Whether the service has a route for this method and path (undefined: not predicted). */
-function routed (method: Method, path: string): boolean | undefined {
-  if (path === '/plants') return method === 'GET' || method === 'HEAD' || method === 'POST'
-  if (path === '/plants/') return undefined
-  if (/^\/plants\/[^/]+$/.test(path)) return method === 'GET' || method === 'HEAD' || method === 'DELETE'
-  return false
+function methodsOf (path: string): Method[] | undefined {
+  // The router ignores one trailing slash.
+  const routedPath = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path
+  if (routedPath === '/plants') return ['GET', 'HEAD', 'POST']
+  if (routedPath === '/plants/') return undefined
+  if (/^\/plants\/[^/]+$/.test(routedPath)) {
+    // An id past the router's 100 characters matches no route: another method's answer may say either.
+    return routedPath.length - '/plants/'.length > 100 ? undefined : ['DELETE', 'GET', 'HEAD']
+  }
+  return []
 }
 
 // A path that cannot be routed at all is refused by the router, before any route's hooks,
 // for everyone alike: no body is read for it either.
 const UNROUTABLE = new Set(['the path is not valid percent-encoding', 'a path parameter is longer than 100 characters'])
 
-/** 4. A stranger to /plants or /plants/<anything> gets 401 (or 429, or 404 where no route is, or 400 for a path that cannot be routed): never a body read. */
+/** 4. A stranger to /plants or /plants/<anything> gets 401 (or 429, 404 where no route is, 405 with Allow where the path has other methods, or 400 for a path that cannot be routed): never a body read. */
 function strangerRefused (req: FuzzRequest, res: LightMyRequestResponse): void {
   if (req.authorized) throw new Error('the generator gave a stranger the token')
   const path = pathOf(req.url)
@@ -659,11 +675,17 @@ function strangerRefused (req: FuzzRequest, res: LightMyRequestResponse): void {
   if (status === 401 || status === 429) return
   // A HEAD answer has no body to say why: for a stranger only the router answers 400.
   if (status === 400 && (req.method === 'HEAD' || UNROUTABLE.has(String(messageOf(res))))) return
+  const methods = methodsOf(path)
   if (status === 404) {
-    const route = routed(req.method, path)
-    if (route === false) return
-    if (route === undefined && (req.method === 'HEAD' || /^no route for /.test(String(messageOf(res))))) return
-    violated(res, `a stranger got a 404 from ${req.method} ${path}, which ${route === true ? 'has a route' : 'is not answered as having no route'}`)
+    if (methods?.length === 0) return
+    if (methods === undefined && (req.method === 'HEAD' || /^no route for /.test(String(messageOf(res))))) return
+    violated(res, `a stranger got a 404 from ${req.method} ${path}, which ${methods === undefined ? 'is not answered as having no route' : 'has a route'}`)
+  }
+  if (status === 405) {
+    const allow = res.headers.allow
+    if (methods === undefined && typeof allow === 'string') return
+    if (methods !== undefined && methods.length > 0 && !methods.includes(req.method) && allow === methods.join(', ')) return
+    violated(res, `a stranger got a 405 from ${req.method} ${path} with Allow: ${String(allow)}`)
   }
   violated(res, `a stranger got ${status} from ${req.method} ${path}: not refused before the request was read`)
 }
@@ -721,15 +743,15 @@ t.test('1. no generated request gets a 5xx answer', async (t) => {
   await holds(t, 1, anyRequest, (_app, req, res) => noServerError(req, res))
 })
 
-t.test('2. every answer carries x-request-id and nosniff; every error is exactly {error: <status>, message} as application/json', async (t) => {
+t.test('2. every answer carries x-request-id and nosniff; every error is exactly {error: <status>, message, code (of that status), details?} as application/json', async (t) => {
   await holds(t, 2, anyRequest, (_app, req, res) => errorShape(req, res))
 })
 
-t.test('3. answers are bounded: at most 64 KiB unless a successful list page (/metrics: 512 KiB), error messages at most 300 characters', async (t) => {
+t.test('3. answers are bounded: at most 64 KiB unless a successful list page (/metrics: 512 KiB, the OpenAPI document: 256 KiB), error messages at most 300 characters', async (t) => {
   await holds(t, 3, anyRequest, (_app, req, res) => bounded(req, res))
 })
 
-t.test('4. without a valid token, /plants and /plants/<anything> answer only 401, 429, 404 where no route is, or 400 for a path that cannot be routed: never a body read', async (t) => {
+t.test('4. without a valid token, /plants and /plants/<anything> answer only 401, 429, 404 where no route is, 405 with Allow where the path has other methods, or 400 for a path that cannot be routed: never a body read', async (t) => {
   await holds(t, 4, strangerRequest, (_app, req, res) => strangerRefused(req, res))
 })
 

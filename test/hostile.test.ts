@@ -25,7 +25,7 @@ t.test('a request to no route answers 404 before its body is read, with or witho
   }
 })
 
-t.test('a guarded route without a valid token answers 401 before its body is read, for every method', async (t) => {
+t.test('a guarded route without a valid token answers 401 before its body is read, and a method it lacks 405, for every method', async (t) => {
   const app = await testApp(t)
   const routes = new Set(['GET /plants', 'HEAD /plants', 'POST /plants', 'GET /plants/1', 'HEAD /plants/1', 'DELETE /plants/1'])
   for (const method of METHODS) {
@@ -38,9 +38,10 @@ t.test('a guarded route without a valid token answers 401 before its body is rea
             payload,
             headers: { 'content-type': type, ...(authorization === undefined ? {} : { authorization }) }
           })
-          const expected = routes.has(`${method} ${url}`) ? 401 : 404
+          const expected = routes.has(`${method} ${url}`) ? 401 : 405
           t.equal(res.statusCode, expected, `${method} ${url} ${authorization ?? 'without a token'}: ${payload.length} bytes of ${type}`)
           if (expected === 401) t.match(res.headers['www-authenticate'], /^Bearer realm="plant-store"/)
+          else t.equal(res.headers.allow, url === '/plants' ? 'GET, HEAD, POST' : 'DELETE, GET, HEAD')
         }
       }
     }

@@ -41,7 +41,7 @@ t.test('a database that answers with the password in its error: no log line and 
 
   const ready = await server.request('GET', '/health/ready', { token: null })
   t.equal(ready.statusCode, 503)
-  t.same(ready.json(), { error: 503, message: 'not ready: the store is unavailable' }, 'the public answer names no cause')
+  t.same(ready.json(), { error: 503, message: 'not ready: the store is unavailable', code: 'not_ready' }, 'the public answer names no cause')
   await waitForLine(server.stdout, /"msg":"not ready"/)
 
   const create = await server.request('POST', '/plants', { body: '{"id":1,"name":"a"}' })

@@ -656,7 +656,8 @@ t.test('an IPv4-compatible IPv6 address (::/96) is refused like the IPv4 address
 function expectRefusal (res: LightMyRequestResponse, input: unknown): string {
   const body = res.json()
   if (res.statusCode !== 400 || !/^application\/json/.test(String(res.headers['content-type'])) ||
-    Object.keys(body).sort().join() !== 'error,message' || body.error !== 400 || typeof body.message !== 'string' ||
+    !['code,error,message', 'code,details,error,message'].includes(Object.keys(body).sort().join()) ||
+    body.error !== 400 || typeof body.message !== 'string' || (!String(body.code).startsWith('invalid_') && body.code !== 'webhook_url_refused') ||
     body.message.length > 300) {
     throw new Error(`${JSON.stringify(input)} answered ${res.statusCode}: ${res.body.slice(0, 300)}`)
   }

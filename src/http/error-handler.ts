@@ -1,8 +1,9 @@
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import type { ErrorBody } from '../../schemas/index.js'
-import { PlantRejected, RouteNotFound, StoreBusy, StoreUnavailable, withHeaders } from './errors.js'
+import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
+import { ERROR_CODES, type ErrorBody, type ErrorCode, type ErrorDetail } from '../../schemas/error.js'
+import { MethodNotAllowed, PlantRejected, RouteNotFound, StoreBusy, StoreUnavailable, withHeaders } from './errors.js'
+import type { RouteMethods } from './route-methods.js'
 import { setAnswerHeaders } from './answer-headers.js'
 import * as store from '../store/errors.js'
 
@@ -20,29 +21,64 @@ const clearer: Record<string, (request: FastifyRequest) => string> = {
   FST_ERR_MAX_PARAM_LENGTH: (request) => `a path parameter is longer than ${request.server.initialConfig.maxParamLength} characters`
 }
 
-// Framework errors whose status Fastify words otherwise: an over-long id is a bad id.
-const statusOf: Record<string, number> = { FST_ERR_MAX_PARAM_LENGTH: 400 }
+// The public code of each error Fastify raises itself; the status the code has wins.
+const fastifyCodes: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_BAD_URL: 'invalid_path',
+  FST_ERR_MAX_PARAM_LENGTH: 'invalid_path'
+}
 
-type ServiceError = FastifyError & { headers?: Record<string, string> }
+type ServiceError = FastifyError & { headers?: Record<string, string>, details?: ErrorDetail[] }
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The code of the Error this reply answered with, for the request's log line. */
+    errorCode?: ErrorCode
+  }
+}
 
 /**
- * The one place a failure becomes a response: `{ error: <status>, message }`.
- * Fastify's own errors (validation, media type, body size) carry their status, the
- * store's errors are mapped to theirs; anything else is a bug, answered 500 with its
- * details kept to the log.
+ * The one place a failure becomes a response: `{ error: <status>, message, code }`,
+ * with `details` for a body or parameters that are not valid. The service's own errors
+ * carry their code, Fastify's are given theirs, the store's are mapped to the
+ * service's; anything else is a bug, answered 500 with its details kept to the log.
  */
 export function errorHandler (thrown: ServiceError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const error = fromStore(thrown) ?? thrown
-  const given = statusOf[error.code] ?? error.statusCode
-  const status = given !== undefined && given >= 400 && given <= 599 ? given : 500
-  // Only a bug is logged here: every other failure is intended, and its status is in
+  const code = codeOf(error)
+  // Only a bug is logged here: every other failure is intended, and its code is in
   // the request's line; a failing store logs its outage once itself.
-  if (status === 500) request.log.error({ err: thrown }, 'request failed')
+  if (code === 'internal_error') request.log.error({ err: thrown }, 'request failed')
   if (error.headers !== undefined) reply.headers(error.headers)
-  const message = status === 500
+  const message = code === 'internal_error'
     ? 'internal server error; the cause is in the service log'
     : clearer[error.code]?.(request) ?? error.message
-  return reply.code(status).send(errorBody(status, message))
+  const details = error.details ?? detailsOf(error)
+  const status = ERROR_CODES[code].status
+  reply.errorCode = code
+  return reply.code(status).send(details === undefined ? errorBody(code, message) : { ...errorBody(code, message), details })
+}
+
+function codeOf (error: ServiceError): ErrorCode {
+  // @fastify/error writes codes in capitals; the catalogue's are the public, lower-case ones.
+  const own = typeof error.code === 'string' ? error.code.toLowerCase() : ''
+  if (Object.hasOwn(ERROR_CODES, own)) return own as ErrorCode
+  if (error.validation !== undefined) return error.validationContext === 'body' ? 'invalid_body' : 'invalid_parameter'
+  const known = fastifyCodes[error.code]
+  if (known !== undefined) return known
+  if (error.statusCode === 404) return 'route_not_found' // a static file of the docs that is not there
+  // Another client error Fastify or a plugin raises (a Content-Length that does not match, say).
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return 'invalid_request'
+  return 'internal_error'
+}
+
+/** One entry per problem the validator found, each named by where it is: `body/name`, `querystring/limit`. */
+function detailsOf ({ validation, validationContext }: ServiceError): ErrorDetail[] | undefined {
+  return validation?.map(({ instancePath, message }: FastifySchemaValidationError) => ({
+    field: `${validationContext ?? 'body'}${instancePath}`,
+    message: message ?? 'is not valid'
+  }))
 }
 
 function fromStore (error: Error): ServiceError | undefined {
@@ -52,8 +88,8 @@ function fromStore (error: Error): ServiceError | undefined {
   return undefined
 }
 
-function errorBody (status: number, message: string): ErrorBody {
-  return { error: status, message }
+function errorBody (code: ErrorCode, message: string): ErrorBody {
+  return { error: ERROR_CODES[code].status, message, code }
 }
 
 function echo (text: string): string {
@@ -61,16 +97,26 @@ function echo (text: string): string {
 }
 
 /**
- * Every request reaches this hook before its body is read: one to no route is answered
- * 404 here, so a stranger cannot make the service parse a body nobody will use.
+ * Every request reaches this hook before its body is read: one Fastify found no route
+ * for is answered here, 405 with `Allow` when the path has other methods, else 404, so
+ * a stranger cannot make the service parse a body nobody will use.
  */
-export function refuseUnrouted (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  if (request.is404) return done(new RouteNotFound(request.method, echo(request.url.split('?', 1)[0])))
-  done()
+export function refuseUnrouted (routes: RouteMethods) {
+  return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    done(request.is404 ? unrouted(request, routes) : undefined)
+  }
 }
 
-export function notFoundHandler (request: FastifyRequest): never {
-  throw new RouteNotFound(request.method, echo(request.url.split('?', 1)[0]))
+/** Answers the requests that reach Fastify's not-found handler all the same (a docs file that is not there). */
+export function notFoundHandler (routes: RouteMethods) {
+  return (request: FastifyRequest): never => { throw unrouted(request, routes) }
+}
+
+function unrouted (request: FastifyRequest, routes: RouteMethods): Error {
+  const path = request.url.split('?', 1)[0]
+  const allowed = routes.allowed(path)
+  if (allowed.length === 0) return new RouteNotFound(request.method, echo(path))
+  return withHeaders(new MethodNotAllowed(echo(request.method), echo(path), allowed.join(', ')), { allow: allowed.join(', ') })
 }
 
 /**
@@ -89,13 +135,14 @@ export function frameworkErrorHandler (error: FastifyError, request: FastifyRequ
  */
 export function clientErrorHandler (err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
-  const [status, message] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-    ? [408, 'the request did not arrive within the time limit']
+  const [code, message]: [ErrorCode, string] = err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+    ? ['request_timeout', 'the request did not arrive within the time limit']
     : err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'the request headers are larger than the limit']
-      : [400, 'the request is not valid HTTP']
+      ? ['headers_too_large', 'the request headers are larger than the limit']
+      : ['invalid_request', 'the request is not valid HTTP']
   if (socket.writable) {
-    const body = JSON.stringify(errorBody(status, message))
+    const status = ERROR_CODES[code].status
+    const body = JSON.stringify(errorBody(code, message))
     socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
   }

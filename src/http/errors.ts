@@ -1,77 +1,74 @@
 import createError from '@fastify/error'
+import { ERROR_CODES, type ErrorCode, type ErrorDetail } from '../../schemas/error.js'
 
 // Every failure the service answers with on purpose. Routes and plugins throw these;
 // the one error handler turns them, and Fastify's own errors, into the Error shape.
+// An error's code is its public `code`; its status is the one the catalogue gives it.
 
-export const InvalidJson = createError('PLANT_STORE_INVALID_JSON', 'the body is not valid JSON: %s', 400)
+function failure (code: ErrorCode, message: string) {
+  return createError(code, message, ERROR_CODES[code].status)
+}
 
-export const Unauthorized = createError('PLANT_STORE_UNAUTHORIZED', '%s', 401)
+export const InvalidJson = failure('invalid_json', 'the body is not valid JSON: %s')
 
-export const InsufficientScope = createError(
-  'PLANT_STORE_INSUFFICIENT_SCOPE',
-  'this token does not have the scope %s, which %s needs; ask for a token with it',
-  403
+export const UnknownParameter = failure('unknown_parameter', '%s')
+
+export const TokenMissing = failure('token_missing', 'missing bearer token: send the header "Authorization: Bearer <token>"')
+
+export const AuthorizationMalformed = failure('authorization_malformed', '%s')
+
+export const TokenInvalid = failure('token_invalid', 'the bearer token is not valid')
+
+export const TokenExpired = failure('token_expired', 'the bearer token expired at %s; ask for a new one')
+
+export const InsufficientScope = failure(
+  'insufficient_scope',
+  'this token does not have the scope %s, which %s needs; ask for a token with it'
 )
 
-export const PlantConflict = createError(
-  'PLANT_STORE_CONFLICT',
-  'a plant with id %s already exists with a different name or tag',
-  409
+export const PlantConflict = failure('plant_conflict', 'a plant with id %s already exists with a different name or tag')
+
+export const PlantNotFound = failure('plant_not_found', 'no plant has id %s')
+
+export const WebhookNotFound = failure('webhook_not_found', 'no webhook subscription has id %s')
+
+export const DeliveryNotFound = failure('delivery_not_found', 'subscription %s has no delivery with id %s')
+
+export const WebhookUrlRefused = failure('webhook_url_refused', '%s')
+
+export const SubscriptionLimit = failure(
+  'subscription_limit',
+  'there are already %s webhook subscriptions, the most the store keeps; delete one first'
 )
 
-export const PlantNotFound = createError('PLANT_STORE_PLANT_NOT_FOUND', 'no plant has id %s', 404)
+export const DeliveryPending = failure('delivery_pending', 'delivery %s is pending already: its next attempt is in the delivery log')
 
-export const WebhookNotFound = createError('PLANT_STORE_WEBHOOK_NOT_FOUND', 'no webhook subscription has id %s', 404)
+export const RouteNotFound = failure('route_not_found', 'no route for %s %s')
 
-export const DeliveryNotFound = createError('PLANT_STORE_DELIVERY_NOT_FOUND', 'subscription %s has no delivery with id %s', 404)
+export const MethodNotAllowed = failure('method_not_allowed', '%s %s is not an operation of this API; the path takes %s')
 
-export const WebhookUrlRefused = createError('PLANT_STORE_WEBHOOK_URL_REFUSED', 'url: %s', 400)
+export const StoreUnavailable = failure('store_unavailable', 'the plant store is unavailable right now; retry later')
 
-export const SubscriptionLimit = createError(
-  'PLANT_STORE_SUBSCRIPTION_LIMIT',
-  'there are already %s webhook subscriptions, the most the store keeps; delete one first',
-  409
-)
+export const StoreBusy = failure('store_busy', 'too many writes are waiting for the plant store; retry after the delay in Retry-After')
 
-export const DeliveryPending = createError(
-  'PLANT_STORE_DELIVERY_PENDING',
-  'delivery %s is pending already: its next attempt is in the delivery log',
-  409
-)
+export const PlantRejected = failure('plant_rejected', 'the plant store cannot keep this plant')
 
-export const RouteNotFound = createError('PLANT_STORE_ROUTE_NOT_FOUND', 'no route for %s %s', 404)
+export const RateLimited = failure('rate_limited', 'more than %s requests a second with this token')
 
-export const StoreUnavailable = createError(
-  'PLANT_STORE_UNAVAILABLE',
-  'the plant store is unavailable right now; retry later',
-  503
-)
+export const AuthLockedOut = failure('auth_locked_out', 'too many rejected tokens from this address; retry after the delay in Retry-After')
 
-export const StoreBusy = createError(
-  'PLANT_STORE_BUSY',
-  'too many writes are waiting for the plant store; retry after the delay in Retry-After',
-  503
-)
+export const Overloaded = failure('overloaded', 'the service is overloaded right now; retry after the delay in Retry-After')
 
-export const PlantRejected = createError(
-  'PLANT_STORE_PLANT_REJECTED',
-  'the plant store cannot keep this plant',
-  400
-)
+export const ShuttingDown = failure('shutting_down', 'the service is shutting down; retry on another instance')
 
-export const TooManyRequests = createError('PLANT_STORE_TOO_MANY_REQUESTS', '%s', 429)
-
-export const Overloaded = createError(
-  'PLANT_STORE_OVERLOADED',
-  'the service is overloaded right now; retry after the delay in Retry-After',
-  503
-)
-
-export const ShuttingDown = createError('PLANT_STORE_SHUTTING_DOWN', 'the service is shutting down; retry on another instance', 503)
-
-export const NotReady = createError('PLANT_STORE_NOT_READY', 'not ready: %s', 503)
+export const NotReady = failure('not_ready', 'not ready: %s')
 
 /** The error with headers its answer must carry (a challenge, a Retry-After…). */
 export function withHeaders<E extends Error> (error: E, headers: Record<string, string>): E & { headers: Record<string, string> } {
   return Object.assign(error, { headers })
+}
+
+/** The error with the field-by-field problems its answer lists in `details`. */
+export function withDetails<E extends Error> (error: E, details: ErrorDetail[]): E & { details: ErrorDetail[] } {
+  return Object.assign(error, { details })
 }

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import {
-  errorResponses, NewPlant, Plant, PlantIdParams, PlantListQuery, ref, StoredPlant
+  errorResponses, GUARDED, JSON_BODY, NewPlant, PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, ref, StoredPlant
 } from '../../schemas/index.js'
 
 /** A page stops early past this many bytes of plants, so no answer grows past a few MiB. */
@@ -14,7 +14,7 @@ export const addPlant = {
   body: ref(NewPlant),
   response: {
     200: ref(Plant, { description: 'The plant as stored: its name and tag, never its id' }),
-    ...errorResponses(400, 401, 403, 409, 413, 415, 429, 503)
+    ...errorResponses(GUARDED, JSON_BODY, 'plant_rejected', 'plant_conflict', 'store_unavailable', 'store_busy')
   }
 }
 
@@ -33,7 +33,7 @@ export const listPlants = {
         })
       }
     }),
-    ...errorResponses(400, 401, 403, 429, 503)
+    ...errorResponses(GUARDED, 'invalid_parameter', 'store_unavailable')
   }
 }
 
@@ -44,7 +44,7 @@ export const getPlant = {
   params: PlantIdParams,
   response: {
     200: ref(StoredPlant, { description: 'The plant' }),
-    ...errorResponses(400, 401, 403, 404, 429, 503)
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', 'store_unavailable')
   }
 }
 
@@ -56,6 +56,6 @@ export const deletePlant = {
   params: PlantIdParams,
   response: {
     204: Type.Null({ description: 'Deleted' }),
-    ...errorResponses(400, 401, 403, 404, 429, 503)
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', 'store_unavailable')
   }
 }

@@ -32,17 +32,18 @@ export class Lockout {
     return Math.max(1, Math.ceil((window.endsAt - now) / 1000))
   }
 
-  /** Counts one rejected token from the address. */
-  fail (ip: string, now = Date.now()): void {
+  /** Counts one rejected token from the address; true when this one locks the address out. */
+  fail (ip: string, now = Date.now()): boolean {
     const key = normalizeIP(ip)
     const window = this.#windows.get(key)
     if (window !== undefined && window.endsAt > now) {
       window.failures++
-      return
+      return window.failures === this.#max
     }
     this.#windows.delete(key) // re-inserted last: the map stays in order of window start
     if (this.#windows.size >= this.#maxTracked) this.#evict(now)
     this.#windows.set(key, { failures: 1, endsAt: now + this.#windowMs })
+    return this.#max === 1
   }
 
   #evict (now: number): void {

@@ -4,7 +4,11 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin'
 import { SCOPES, type Scope } from '../../schemas/scopes.js'
 import { Lockout } from './auth-lockout.js'
-import { InsufficientScope, TooManyRequests, Unauthorized, withHeaders } from '../http/errors.js'
+import {
+  AuthLockedOut, AuthorizationMalformed, InsufficientScope, RateLimited, TokenExpired, TokenInvalid, TokenMissing, withHeaders
+} from '../http/errors.js'
+import { authorizationProblem } from '../http/authorization.js'
+import { operationOf } from '../http/operation.js'
 import type { Token } from '../tokens/registry.js'
 
 export interface AuthOptions {
@@ -22,8 +26,6 @@ declare module 'fastify' {
 }
 
 const REALM = 'Bearer realm="plant-store"'
-
-const LOCKED_OUT = 'too many rejected tokens from this address'
 
 /**
  * Guards every route registered beside it with a bearer token and the scope the route
@@ -70,27 +72,33 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
 
   app.addHook('onRequest', async (request, reply) => {
     const locked = lockout.retryAfter(request.ip)
-    if (locked > 0) throw tooMany(LOCKED_OUT, locked)
+    if (locked > 0) throw tooMany(new AuthLockedOut(), locked)
+    // A header that cannot hold a bearer token guesses nothing: it is explained, not counted.
+    const problem = authorizationProblem(request.headers.authorization)
+    if (problem !== undefined) {
+      throw withHeaders(new AuthorizationMalformed(problem), { 'www-authenticate': `${REALM}, error="invalid_request"` })
+    }
     const err = await verified(request, reply)
     // Decided again now, as the token's answer is known: guesses pipelined together all
     // passed the check above, and only those within the limit may learn their answer.
     const lockedNow = lockout.retryAfter(request.ip)
     // A request without credentials guesses nothing; one with a wrong token does.
-    if (err?.code === 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER') lockout.fail(request.ip)
-    if (lockedNow > 0) throw tooMany(LOCKED_OUT, lockedNow)
+    if (err?.code === 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER' && lockout.fail(request.ip)) {
+      request.log.warn({ client: request.ip, code: 'auth_locked_out', failures: failuresPerMinute },
+        `client ${request.ip} locked out for a minute: ${failuresPerMinute} rejected tokens`)
+    }
+    if (lockedNow > 0) throw tooMany(new AuthLockedOut(), lockedNow)
     if (err !== undefined) throw refusal(err)
     // An expired token was a real one: presenting it guesses nothing, so it is not counted.
     const token = request.token as Token
     if (token.expiresAt !== undefined && token.expiresAt.getTime() <= Date.now()) throw expired(token.expiresAt)
     if (perToken !== undefined) {
       const rate = await perToken(request)
-      if (!rate.isAllowed && rate.isExceeded) {
-        throw tooMany(`more than ${ratePerToken} requests a second with this token`, rate.ttlInSeconds)
-      }
+      if (!rate.isAllowed && rate.isExceeded) throw tooMany(new RateLimited(ratePerToken), rate.ttlInSeconds)
     }
     const scope = request.routeOptions.config.scope as Scope
     if (!token.scopes.has(scope)) {
-      throw withHeaders(new InsufficientScope(scope, `${request.method} ${request.routeOptions.url}`), {
+      throw withHeaders(new InsufficientScope(scope, operationOf(request)), {
         'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`
       })
     }
@@ -100,22 +108,22 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
 function refusal (err: FastifyError): Error {
   switch (err.code) {
     case 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER':
-      return withHeaders(new Unauthorized('missing bearer token: send the header "Authorization: Bearer <token>"'), { 'www-authenticate': REALM })
+      return withHeaders(new TokenMissing(), { 'www-authenticate': REALM })
     case 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER':
-      return withHeaders(new Unauthorized('the bearer token is not valid'), { 'www-authenticate': `${REALM}, error="invalid_token"` })
+      return withHeaders(new TokenInvalid(), { 'www-authenticate': `${REALM}, error="invalid_token"` })
     default:
       return err // an exception inside the check: the error handler answers 500 and logs it
   }
 }
 
 function expired (at: Date): Error {
-  return withHeaders(new Unauthorized(`the bearer token expired at ${at.toISOString()}; ask for a new one`), {
+  return withHeaders(new TokenExpired(at.toISOString()), {
     'www-authenticate': `${REALM}, error="invalid_token", error_description="the token expired"`
   })
 }
 
-function tooMany (message: string, retryAfterSeconds: number): Error {
-  return withHeaders(new TooManyRequests(message), { 'retry-after': String(Math.max(1, retryAfterSeconds)) })
+function tooMany (error: Error, retryAfterSeconds: number): Error {
+  return withHeaders(error, { 'retry-after': String(Math.max(1, retryAfterSeconds)) })
 }
 
 function tokenName (request: FastifyRequest): string {

@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { errorExamples } from '../../schemas/index.js'
 import { SCOPES } from '../../schemas/scopes.js'
 import { plantWebhook } from '../../schemas/webhook.js'
 import { apiSecurityHeaders } from '../http/answer-headers.js'
@@ -39,6 +40,7 @@ async function docs (app: FastifyInstance): Promise<void> {
       // Relative, so Swagger UI's "Try it out" calls whichever address serves the page.
       servers: [{ url: '/', description: 'This service (by default http://127.0.0.1:3000)' }],
       components: {
+        examples: errorExamples(),
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: bearerDescription }
         }

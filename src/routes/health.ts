@@ -9,7 +9,7 @@ const liveness = {
   description: 'Touches no store. Needs no token.',
   tags: ['health'],
   security: [],
-  response: { 200: ref(Health, { description: 'Alive' }), ...errorResponses([503, 'Shutting down']) }
+  response: { 200: ref(Health, { description: 'Alive' }), ...errorResponses('shutting_down') }
 }
 
 const readinessSchema = {
@@ -20,7 +20,7 @@ const readinessSchema = {
   security: [],
   response: {
     200: ref(Health, { description: 'Ready to serve' }),
-    ...errorResponses([503, 'Not ready: the store does not answer, or the service is shutting down'])
+    ...errorResponses('not_ready', 'shutting_down')
   }
 }
 

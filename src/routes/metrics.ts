@@ -1,7 +1,7 @@
 import { type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import fp from 'fastify-plugin'
-import { errorResponses } from '../../schemas/index.js'
+import { errorResponses, GUARDED } from '../../schemas/index.js'
 
 export interface MetricsRouteOptions {
   /** Behind the bearer token (METRICS_REQUIRE_TOKEN), or public. */
@@ -20,7 +20,7 @@ function metricsSchema (requireToken: boolean) {
         description: 'Prometheus text exposition format 0.0.4',
         content: { 'text/plain': { schema: Type.String() } }
       },
-      ...(requireToken ? errorResponses(401, 403, 429, [503, 'Shutting down']) : errorResponses([503, 'Shutting down']))
+      ...(requireToken ? errorResponses(GUARDED) : errorResponses('shutting_down'))
     }
   }
 }

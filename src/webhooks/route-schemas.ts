@@ -1,13 +1,11 @@
 import { Type } from '@sinclair/typebox'
 import {
-  CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, NewSubscription, ref,
-  Subscription, SubscriptionParams
+  CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, GUARDED, JSON_BODY, NewSubscription,
+  PATH_PARAMETERS, ref, Subscription, SubscriptionParams
 } from '../../schemas/index.js'
 
 /** The most subscriptions a store keeps: each create writes one delivery per subscription. */
 export const MAX_SUBSCRIPTIONS = 20
-
-const notFound: [404, string] = [404, 'No subscription with this id.']
 
 export const subscribe = {
   operationId: 'subscribe',
@@ -19,11 +17,7 @@ export const subscribe = {
     201: ref(CreatedSubscription, {
       description: 'Subscribed. The `Location` header holds the subscription\'s address.'
     }),
-    ...errorResponses(
-      [400, 'The request is not valid, or the url may not receive webhooks: not https, not an absolute URL, with a user name or password, or a host that resolves to an address that is not public (loopback, private, link-local, carrier-grade NAT, multicast, unspecified or reserved). The message says which.'],
-      401, 403,
-      [409, `There are ${MAX_SUBSCRIPTIONS} subscriptions already.`],
-      413, 415, 429, 503)
+    ...errorResponses(GUARDED, JSON_BODY, 'webhook_url_refused', 'subscription_limit', 'store_unavailable')
   }
 }
 
@@ -34,7 +28,7 @@ export const listSubscriptions = {
   tags: ['webhooks'],
   response: {
     200: Type.Array(ref(Subscription), { description: 'Every subscription' }),
-    ...errorResponses(401, 403, 429, 503)
+    ...errorResponses(GUARDED, 'store_unavailable')
   }
 }
 
@@ -45,7 +39,7 @@ export const getSubscription = {
   params: SubscriptionParams,
   response: {
     200: ref(Subscription, { description: 'The subscription, without its secret' }),
-    ...errorResponses(400, 401, 403, notFound, 429, 503)
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'store_unavailable')
   }
 }
 
@@ -57,7 +51,7 @@ export const unsubscribe = {
   params: SubscriptionParams,
   response: {
     204: Type.Null({ description: 'Deleted' }),
-    ...errorResponses(400, 401, 403, notFound, 429, 503)
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'store_unavailable')
   }
 }
 
@@ -77,7 +71,7 @@ export const listDeliveries = {
         })
       }
     }),
-    ...errorResponses(400, 401, 403, notFound, 429, 503)
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'store_unavailable')
   }
 }
 
@@ -90,7 +84,6 @@ export const retryDelivery = {
   response: {
     // No body at all: `null` would be a JSON body of its own.
     202: Type.Unsafe<undefined>(Type.Null({ description: 'Accepted: the delivery is pending; follow it in the delivery log' })),
-    ...errorResponses(400, 401, 403, [404, 'No subscription with this id, or no such delivery of it.'],
-      [409, 'The delivery is pending already.'], 429, 503)
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'delivery_not_found', 'delivery_pending', 'store_unavailable')
   }
 }

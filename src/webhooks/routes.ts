@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { DeliveryListQuery, PLANT_CREATED, type Delivery, type Subscription } from '../../schemas/index.js'
-import { DeliveryNotFound, DeliveryPending, SubscriptionLimit, WebhookNotFound, WebhookUrlRefused } from '../http/errors.js'
+import {
+  DeliveryNotFound, DeliveryPending, SubscriptionLimit, WebhookNotFound, WebhookUrlRefused, withDetails
+} from '../http/errors.js'
 import type { StoredDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
 import { AddressRefused, type AddressPolicy } from './address-policy.js'
 import {
@@ -28,7 +30,7 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (ap
     try {
       url = await policy.check(request.body.url)
     } catch (err) {
-      if (err instanceof AddressRefused) throw new WebhookUrlRefused(err.message)
+      if (err instanceof AddressRefused) throw withDetails(new WebhookUrlRefused(err.message), [{ field: 'body/url', message: err.message }])
       throw err
     }
     const subscription = { id: `wh_${randomBytes(16).toString('hex')}`, url: url.href, secret: newSecret(), createdAt: new Date() }

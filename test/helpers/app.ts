@@ -2,6 +2,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import type { Test } from 'tap'
 import { buildApp, type Seams } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import { ERROR_CODES, type ErrorCode } from '../../schemas/error.js'
 
 export const TOKEN = 'test-token-0123456789'
 export const AUTH = { authorization: `Bearer ${TOKEN}` }
@@ -34,13 +35,24 @@ export async function postPlant (
 /** What assertError reads of an answer: an in-process app's, or a running service's. */
 export type Answered = Pick<LightMyRequestResponse, 'statusCode' | 'headers' | 'json'>
 
-/** Asserts the response is exactly the Error shape with this status, and returns its message. */
-export function assertError (t: Test, res: Answered, status: number, what = `status ${status}`): string {
+/**
+ * Asserts the response is exactly the Error shape with this status, and a code the
+ * catalogue gives that status (this code, when one is given); returns its message.
+ */
+export function assertError (t: Test, res: Answered, status: number, what: string | ErrorCode = `status ${status}`): string {
+  const code = Object.hasOwn(ERROR_CODES, what) ? what as ErrorCode : undefined
   t.equal(res.statusCode, status, what)
   t.match(res.headers['content-type'], /^application\/json/)
   const body = res.json()
-  t.same(Object.keys(body).sort(), ['error', 'message'], 'only error and message')
+  const keys = ['code', 'error', 'message', ...(body.details === undefined ? [] : ['details'])].sort()
+  t.same(Object.keys(body).sort(), keys, 'only error, message, code and maybe details')
   t.equal(body.error, status, 'error is the status code')
   t.type(body.message, 'string')
+  if (code !== undefined) t.equal(body.code, code, `code ${code}`)
+  else t.equal(ERROR_CODES[body.code as ErrorCode]?.status, status, `code ${body.code} is one of status ${status}`)
+  if (body.details !== undefined) {
+    t.ok(Array.isArray(body.details) && body.details.length > 0 && body.details.every((d: unknown) =>
+      typeof d === 'object' && d !== null && Object.keys(d).sort().join() === 'field,message'), 'details are { field, message }')
+  }
   return body.message
 }
