@@ -8,8 +8,8 @@ const whole = (fallback: number, minimum: number, maximum: number) =>
 /**
  * The service's environment: every variable it reads, its type, bounds and default
  * (the README's configuration table says what each means; a test keeps the two equal).
- * What a schema cannot say (the forms of DATABASE_URL and TRUST_PROXY, the rules for a
- * token) is checked by src/config.ts beside it.
+ * What a schema cannot say (the forms of DATABASE_URL, TRUST_PROXY and CORS_ORIGINS,
+ * the rules for a token) is checked by src/config.ts beside it.
  */
 export const Env = Type.Object({
   HOST: Type.String({ default: '127.0.0.1' }),
@@ -19,6 +19,7 @@ export const Env = Type.Object({
   LOG_LEVEL: Type.Unsafe<typeof LOG_LEVELS[number]>({ type: 'string', enum: [...LOG_LEVELS], default: 'info' }),
   BODY_LIMIT: whole(1024 * 1024, 1, 2 ** 31 - 1),
   TRUST_PROXY: Type.String({ default: '' }),
+  CORS_ORIGINS: Type.String({ default: '' }),
   RATE_LIMIT_PER_TOKEN: whole(50_000, 0, 1e9),
   AUTH_FAILURE_LIMIT: whole(30, 1, 1e9),
   REQUEST_TIMEOUT_MS: whole(30_000, 1, 3_600_000),

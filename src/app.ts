@@ -15,6 +15,7 @@ import plants from './plants/plugin.js'
 import answerHeaders from './plugins/answer-headers.js'
 import auth from './plugins/auth.js'
 import closing from './plugins/closing.js'
+import cors from './plugins/cors.js'
 import docs from './plugins/docs.js'
 import metrics from './plugins/metrics.js'
 import readiness from './plugins/readiness.js'
@@ -69,6 +70,8 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   app.setNotFoundHandler(notFoundHandler(routes))
 
   await app.register(answerHeaders)
+  // Before refuseUnrouted: a preflight is answered first, and a 404 is readable by the page.
+  if (config.corsOrigins.length > 0) await app.register(cors, { origins: config.corsOrigins })
   app.addHook('onRequest', refuseUnrouted(routes))
   await app.register(closing)
   await app.register(metrics)

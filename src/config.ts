@@ -32,6 +32,8 @@ export interface Config {
   limits: Limits
   /** Addresses or CIDR ranges of proxies whose X-Forwarded-* and X-Request-Id headers are believed. */
   trustProxy: string[]
+  /** The exact origins whose pages may call the API (CORS), or ['*'] for any; none: no CORS. */
+  corsOrigins: string[]
   /** How long a shutdown may take before the process exits non-zero anyway. */
   shutdownGraceMs: number
   metricsRequireToken: boolean
@@ -95,6 +97,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
       maxHeapUsedBytes: Math.floor(e.MAX_HEAP_USED_PERCENT / 100 * getHeapStatistics().heap_size_limit)
     },
     trustProxy: proxies(e.TRUST_PROXY),
+    corsOrigins: corsOrigins(e.CORS_ORIGINS),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     metricsRequireToken: e.METRICS_REQUIRE_TOKEN,
     webhooks: {
@@ -188,6 +191,37 @@ function proxies (raw: string): string[] {
     throw new ConfigError(`TRUST_PROXY must list IP addresses, CIDR ranges, loopback, linklocal or uniquelocal: ${(err as Error).message}`)
   }
   return list
+}
+
+// A browser sends its page's origin serialized (RFC 6454): a listed one must be written
+// the same way, or it would never match.
+function corsOrigins (raw: string): string[] {
+  const list = raw.split(',').map((o) => o.trim()).filter((o) => o !== '')
+  if (list.includes('*') && list.length > 1) {
+    throw new ConfigError('CORS_ORIGINS: * allows every origin and cannot be listed with others')
+  }
+  for (const origin of list) {
+    const serialized = origin === '*' ? origin : webOrigin(origin)
+    if (serialized !== origin) {
+      throw new ConfigError('CORS_ORIGINS must be * or list origins as a browser sends them (http or https, host, ' +
+        `optional port, no path: https://app.example.com); got ${JSON.stringify(origin)}` +
+        (serialized === undefined ? '' : `, which as an origin is ${JSON.stringify(serialized)}`))
+    }
+  }
+  return list
+}
+
+// A host a browser can be at: a name (punycode, as URL writes it) or an address, never
+// a pattern such as *.example.com, which URL would take as a name.
+const HOST = /^(?:[a-z0-9._-]+|\[[0-9a-f:.]+\])$/
+
+function webOrigin (text: string): string | undefined {
+  try {
+    const url = new URL(text)
+    return (url.protocol === 'http:' || url.protocol === 'https:') && HOST.test(url.hostname) ? url.origin : undefined
+  } catch {
+    return undefined
+  }
 }
 
 function database (url: string, poolSize: number): DatabaseConfig {

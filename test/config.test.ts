@@ -13,6 +13,8 @@ t.test("the README's configuration table lists exactly the variables of the sche
   t.same(rows.sort(), schema.sort())
 })
 
+const NOT_ORIGINS = 'CORS_ORIGINS must be * or list origins as a browser sends them (http or https, host, optional port, no path: https://app.example.com)'
+
 t.test('each variable is read with its default, and a bad value names the variable and what it must be', async (t) => {
   const defaults = loadConfig({ API_TOKENS: 'a-token-of-sixteen-chars' })
   t.equal(defaults.port, 3000)
@@ -21,6 +23,9 @@ t.test('each variable is read with its default, and a bad value names the variab
   t.same(defaults.database, { engine: 'sqlite', path: 'data/plants.db' })
   t.equal(loadConfig({ PORT: '', API_TOKENS: '' }).port, 3000, 'an empty variable is an unset one')
   t.equal(loadConfig({ PORT: '8080', METRICS_REQUIRE_TOKEN: 'true' }).port, 8080)
+  t.same(defaults.corsOrigins, [], 'no CORS unless asked for')
+  t.same(loadConfig({ CORS_ORIGINS: ' https://app.example.com,http://localhost:5173 ,' }).corsOrigins, ['https://app.example.com', 'http://localhost:5173'])
+  t.same(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*'])
   const cases: Array<[NodeJS.ProcessEnv, string]> = [
     [{ PORT: '65536' }, 'PORT must be a whole number from 0 to 65535; got "65536"'],
     [{ PORT: '1.5' }, 'PORT must be a whole number from 0 to 65535; got "1.5"'],
@@ -29,7 +34,13 @@ t.test('each variable is read with its default, and a bad value names the variab
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "loud"'],
     [{ HEADERS_TIMEOUT_MS: '20', REQUEST_TIMEOUT_MS: '10' }, 'HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS'],
     [{ DATABASE_URL: 'mysql://u:secret@h/db' }, 'DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got a URL starting "mysql:"'],
-    [{ TRUST_PROXY: 'not-an-address' }, 'TRUST_PROXY must list IP addresses']
+    [{ TRUST_PROXY: 'not-an-address' }, 'TRUST_PROXY must list IP addresses'],
+    [{ CORS_ORIGINS: 'https://app.example.com/' }, `${NOT_ORIGINS}; got "https://app.example.com/", which as an origin is "https://app.example.com"`],
+    [{ CORS_ORIGINS: 'https://ok.example, https://App.Example.com:443' }, `${NOT_ORIGINS}; got "https://App.Example.com:443", which as an origin is "https://app.example.com"`],
+    [{ CORS_ORIGINS: 'app.example.com' }, `${NOT_ORIGINS}; got "app.example.com"`],
+    [{ CORS_ORIGINS: 'ftp://files.example.com' }, `${NOT_ORIGINS}; got "ftp://files.example.com"`],
+    [{ CORS_ORIGINS: 'https://*.example.com' }, `${NOT_ORIGINS}; got "https://*.example.com"`],
+    [{ CORS_ORIGINS: '*, https://app.example.com' }, 'CORS_ORIGINS: * allows every origin and cannot be listed with others']
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), new ConfigError(message), JSON.stringify(env))

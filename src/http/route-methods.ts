@@ -16,6 +16,8 @@ export class RouteMethods {
   }
 
   add (methods: string | string[], url: string): void {
+    // A catch-all (the CORS preflight's OPTIONS *) says nothing of which paths exist.
+    if (url === '*' || url === '/*') return
     for (const method of [methods].flat()) {
       if (!this.#router.hasRoute(method as FindMyWay.HTTPMethod, url)) this.#router.on(method as FindMyWay.HTTPMethod, url, () => {})
     }

@@ -37,13 +37,24 @@ export const listPlants = {
   }
 }
 
+// The 200 and the 304 carry the same validators (RFC 9110 section 15.4.5).
+const plantCaching = {
+  ETag: Type.String({
+    description: 'Strong entity tag of the plant, changing whenever the plant does; send it in `If-None-Match` to revalidate: `"TG-sn9ffrhRIQH8Vnr-vVM"`'
+  }),
+  'Cache-Control': Type.String({ description: '`private, no-cache`: a client may keep the plant, and revalidates it before each use' })
+}
+
 export const getPlant = {
   operationId: 'getPlant',
   summary: 'Get a plant by id',
+  description: 'The answer carries the plant\'s `ETag`; a request whose `If-None-Match` names it (compared weakly), or is `*`, answers 304 without a body while the plant is unchanged.',
   tags: ['plants'],
   params: PlantIdParams,
   response: {
-    200: ref(StoredPlant, { description: 'The plant' }),
+    200: ref(StoredPlant, { description: 'The plant', headers: plantCaching }),
+    // No body at all: `null` would be a JSON body of its own.
+    304: Type.Unsafe<undefined>(Type.Null({ description: 'Not modified: the plant is still the one `If-None-Match` names', headers: plantCaching })),
     ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', 'store_unavailable')
   }
 }

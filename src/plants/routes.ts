@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { PlantListQuery } from '../../schemas/index.js'
 import { PlantConflict, PlantNotFound } from '../http/errors.js'
+import { entityTag, notModified } from '../http/etag.js'
 import type { PlantStore, StoredPlant } from '../store/store.js'
 import { addPlant, deletePlant, getPlant, listPlants, PAGE_BYTE_BUDGET } from './route-schemas.js'
 
@@ -11,6 +12,10 @@ export interface PlantRoutesOptions {
 const DEFAULT_LIMIT: number = PlantListQuery.properties.limit.default
 // The JSON around a plant's name and tag: braces, keys, quotes and a 20-digit id.
 const PLANT_JSON_OVERHEAD = 48
+// A plant may be kept by its client (never by a shared cache: the answer is the token's)
+// and used again once its ETag is confirmed by a 304. no-store would leave a browser
+// nothing to revalidate.
+const REVALIDATE = 'private, no-cache'
 
 /** The plant routes: validation has made every id a bigint, so handlers only call the store. */
 const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, { store }) => {
@@ -33,9 +38,12 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
     return page
   })
 
-  app.get('/plants/:id', { schema: getPlant, config: { scope: 'plants:read' } }, async (request) => {
+  app.get('/plants/:id', { schema: getPlant, config: { scope: 'plants:read' } }, async (request, reply) => {
     const plant = await store.get(request.params.id)
     if (plant === undefined) throw new PlantNotFound(String(request.params.id))
+    const etag = entityTag(JSON.stringify([String(plant.id), plant.name, plant.tag ?? null]))
+    reply.header('etag', etag).header('cache-control', REVALIDATE)
+    if (notModified(request.headers['if-none-match'], etag)) return await reply.code(304).send()
     return plant
   })
 

@@ -1,7 +1,9 @@
 import bearerAuth from '@fastify/bearer-auth'
 import rateLimit from '@fastify/rate-limit'
+import type { TSchema } from '@sinclair/typebox'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { withRateLimitHeaders } from '../../schemas/rate-limit.js'
 import { SCOPES, type Scope } from '../../schemas/scopes.js'
 import { Lockout } from './auth-lockout.js'
 import {
@@ -38,8 +40,10 @@ const REALM = 'Bearer realm="plant-store"'
  * Rejected tokens are counted per client address (see Lockout): a locked-out address
  * is refused before any token is compared, and a token decided while its address is
  * locked out is refused whatever it was, so a guesser learns nothing past the limit.
- * @fastify/rate-limit caps each token's request rate, keyed by its name. A plugin with
- * fastify-plugin because its hooks must reach the routes of the scope that registers it.
+ * @fastify/rate-limit caps each token's request rate, keyed by its name, and tells the
+ * client its budget in RateLimit headers, which are declared on the routes' responses.
+ * A plugin with fastify-plugin because its hooks must reach the routes of the scope
+ * that registers it.
  */
 async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: AuthOptions): Promise<void> {
   app.addHook('onRoute', (route) => {
@@ -48,6 +52,9 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
       throw new Error(`${String(route.method)} ${route.url} is behind the bearer token but declares no scope: give it config: { scope }`)
     }
     route.schema = { ...route.schema, security: [{ bearerAuth: [scope] }] }
+    if (ratePerToken > 0 && route.schema.response !== undefined) {
+      route.schema.response = withRateLimitHeaders(route.schema.response as Record<string, TSchema>)
+    }
   })
   await app.register(bearerAuth, {
     keys: [],
@@ -61,11 +68,19 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
     // The request's own log line already records the 401.
     verifyErrorLogLevel: 'debug'
   })
-  await app.register(rateLimit, { global: false })
+  // The IETF RateLimit header fields (RateLimit-Limit, -Remaining, -Reset) rather than X-RateLimit-*.
+  await app.register(rateLimit, { global: false, enableDraftSpec: true })
   const lockout = new Lockout(failuresPerMinute, 60_000)
+  // The plugin's own handler, called once the token is known: it writes the headers on
+  // every answer, and Retry-After with the error it throws on a 429.
   const perToken = ratePerToken === 0
     ? undefined
-    : app.createRateLimit({ max: ratePerToken, timeWindow: 1000, keyGenerator: tokenName })
+    : app.rateLimit({
+      max: ratePerToken,
+      timeWindow: 1000,
+      keyGenerator: tokenName,
+      errorResponseBuilder: () => new RateLimited(ratePerToken)
+    })
   const verify = app.verifyBearerAuth as NonNullable<typeof app.verifyBearerAuth>
   const verified = async (request: FastifyRequest, reply: FastifyReply) =>
     await new Promise<FastifyError | undefined>((resolve) => verify(request, reply, (err) => resolve(err as FastifyError | undefined)))
@@ -92,10 +107,7 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
     // An expired token was a real one: presenting it guesses nothing, so it is not counted.
     const token = request.token as Token
     if (token.expiresAt !== undefined && token.expiresAt.getTime() <= Date.now()) throw expired(token.expiresAt)
-    if (perToken !== undefined) {
-      const rate = await perToken(request)
-      if (!rate.isAllowed && rate.isExceeded) throw tooMany(new RateLimited(ratePerToken), rate.ttlInSeconds)
-    }
+    if (perToken !== undefined) await perToken.call(app, request, reply)
     const scope = request.routeOptions.config.scope as Scope
     if (!token.scopes.has(scope)) {
       throw withHeaders(new InsufficientScope(scope, operationOf(request)), {
