@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
 import { ERROR_CODES, ErrorBody, type ErrorCode } from '../schemas/error.js'
@@ -145,4 +146,10 @@ t.test('a lockout is logged at warn with the client address, once, and answered 
   t.equal(line.code, 'auth_locked_out')
   t.match(line.msg, /client 127\.0\.0\.1 locked out for a minute: 2 rejected tokens/)
   t.equal(server.stdout.filter((l) => /locked out for/.test(l)).length, 1, 'one line per lockout, not one per refused request')
+})
+
+t.test('the README lists every code with its status', async (t) => {
+  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+  const rows = [...readme.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map(([, code, status]) => [code, Number(status)])
+  t.same(rows, Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status]))
 })
