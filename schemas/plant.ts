@@ -7,14 +7,23 @@ import { Text } from './text.js'
 export const NAME_MAX_LENGTH = 1000
 export const TAG_MAX_LENGTH = 100
 
+// The plants every example of the document shows: what "Try it out" in Swagger UI sends
+// and what it then finds, the plants of the README's examples too.
+const monstera = { id: 1, name: 'Monstera', tag: 'tropical' }
+const calathea = { id: 7, name: 'Calathea', tag: 'tropical' }
+
 const tag = Text({ maxLength: TAG_MAX_LENGTH, description: 'Tag that specifies the type of the plant' })
 
 export const Plant = Type.Object({
   name: Text({ maxLength: NAME_MAX_LENGTH, description: 'The name of the plant' }),
   tag: Type.Optional(tag)
-}, { $id: 'Plant', description: 'A plant as the store answers its creation: never its id.' })
+}, {
+  $id: 'Plant',
+  description: 'A plant as the store answers its creation: never its id.',
+  examples: [{ name: monstera.name, tag: monstera.tag }]
+})
 
-const plantId = Int64({ description: 'Identification number of the plant, any signed 64-bit integer' })
+const plantId = Int64({ description: 'Identification number of the plant, any signed 64-bit integer', examples: [monstera.id] })
 
 // Flattened rather than `allOf [Plant, {id}]`: serializers and document generators
 // mishandle allOf, and the fields stay Plant's own.
@@ -22,22 +31,29 @@ const withId = { id: plantId, ...Plant.properties }
 
 export const NewPlant = Type.Object(withId, {
   $id: 'NewPlant',
-  description: 'A plant to add. Fields other than id, name and tag are ignored.'
+  description: 'A plant to add. Fields other than id, name and tag are ignored.',
+  examples: [monstera]
 })
 
 export const StoredPlant = Type.Object(withId, {
   $id: 'StoredPlant',
-  description: 'A plant as the store holds it: the Plant fields and its id, written as an exact JSON integer.'
+  description: 'A plant as the store holds it: the Plant fields and its id, written as an exact JSON integer.',
+  // Together, in id order, they are also the example of a page of plants.
+  examples: [monstera, calathea]
 })
 
 export const PlantIdParams = Type.Object({ id: plantId })
 
+// Swagger UI fills every parameter with its example and sends them all: these find the
+// example plants, and the plant "Try it out" creates.
 export const PlantListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({
-    format: 'int32', minimum: 1, maximum: 1000, default: 100, description: 'At most this many plants'
+    format: 'int32', minimum: 1, maximum: 1000, default: 100, description: 'At most this many plants', examples: [10]
   })),
-  after: Type.Optional(Int64({ description: 'Only plants with a larger id: the cursor from the previous page\'s Link header' })),
-  tag: Type.Optional(Text({ maxLength: TAG_MAX_LENGTH, description: 'Only plants with exactly this tag' }))
+  after: Type.Optional(Int64({
+    description: 'Only plants with a larger id: the cursor from the previous page\'s Link header', examples: [0]
+  })),
+  tag: Type.Optional(Text({ maxLength: TAG_MAX_LENGTH, description: 'Only plants with exactly this tag', examples: [monstera.tag] }))
 })
 
 export type Plant = Static<typeof Plant>

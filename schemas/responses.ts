@@ -52,12 +52,16 @@ export function errorResponses (...codes: Array<ErrorCode | ErrorCode[]>) {
   }))
 }
 
+// Answers to a path or method no operation has: in the `code` enum, in no operation's responses.
+const noOperation = new Set<string>(['route_not_found', 'method_not_allowed'])
+
 /**
- * The document's `components.examples`: one Error per code, a message the service
- * really gives, referenced by every response that can answer it.
+ * The document's `components.examples`: one Error per code an operation can answer, a
+ * message the service really gives, referenced by every response that can answer it.
  */
 export function errorExamples () {
-  return Object.fromEntries(Object.entries(ERROR_CODES).map(([code, { status, meaning, example, ...rest }]) => [code, {
+  const answered = Object.entries(ERROR_CODES).filter(([code]) => !noOperation.has(code))
+  return Object.fromEntries(answered.map(([code, { status, meaning, example, ...rest }]) => [code, {
     summary: meaning.split(/(?<=\.) /, 1)[0],
     value: { error: status, message: example, code, ...rest }
   }]))

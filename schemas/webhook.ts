@@ -7,16 +7,27 @@ export const PLANT_CREATED = 'plant.created'
 // Long enough for any real endpoint, short enough that a list of subscriptions stays small.
 export const WEBHOOK_URL_MAX_LENGTH = 2048
 
+// What the document's examples show: one subscription, and its deliveries of the example
+// plants (schemas/plant.ts): plant 1 delivered, plant 7 pending.
+const example = {
+  subscription: 'wh_3f0c2a9d5b7e4e18a1c6d2f4b8e90a17',
+  url: 'https://example.com/plant-hooks',
+  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+nQgnXsPGJk=',
+  createdAt: '2026-11-23T05:45:31.512Z',
+  delivered: 'msg_8b1e6f0d2c4a4f7e9d3b5a7c1e0f2d4b',
+  pending: 'msg_2c7d9e1f3a5b4c6d8e0f1a2b3c4d5e6f'
+}
+
 const subscriptionId = Type.String({
   pattern: '^wh_[0-9a-f]{32}$',
   description: 'Identification of the subscription',
-  examples: ['wh_3f0c2a9d5b7e4e18a1c6d2f4b8e90a17']
+  examples: [example.subscription]
 })
 
 const deliveryId = Type.String({
   pattern: '^msg_[0-9a-f]{32}$',
   description: 'Identification of the delivery: the `webhook-id` header of each of its attempts, by which a receiver deduplicates',
-  examples: ['msg_8b1e6f0d2c4a4f7e9d3b5a7c1e0f2d4b']
+  examples: [example.delivered]
 })
 
 const timestamp = (description: string) => Type.String({ format: 'date-time', description })
@@ -25,9 +36,15 @@ export const NewSubscription = Type.Object({
   url: Type.String({
     maxLength: WEBHOOK_URL_MAX_LENGTH,
     description: 'Where each new plant is POSTed: an https URL whose host resolves only to public addresses (see WEBHOOK_ALLOW_PRIVATE)',
-    examples: ['https://example.com/plant-hooks']
+    examples: [example.url]
   })
-}, { $id: 'NewSubscription', description: 'A webhook subscription to add. Fields other than url are ignored.' })
+}, {
+  $id: 'NewSubscription',
+  description: 'A webhook subscription to add. Fields other than url are ignored.',
+  examples: [{ url: example.url }]
+})
+
+const subscription = { id: example.subscription, url: example.url, events: [PLANT_CREATED], createdAt: example.createdAt }
 
 const subscriptionFields = {
   id: subscriptionId,
@@ -38,7 +55,8 @@ const subscriptionFields = {
 
 export const Subscription = Type.Object(subscriptionFields, {
   $id: 'Subscription',
-  description: 'A webhook subscription, as listed: without its secret.'
+  description: 'A webhook subscription, as listed: without its secret.',
+  examples: [subscription]
 })
 
 export const CreatedSubscription = Type.Object({
@@ -46,9 +64,13 @@ export const CreatedSubscription = Type.Object({
   secret: Type.String({
     pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$',
     description: 'The Standard Webhooks signing key: `whsec_` and the base64 of 32 random bytes. Shown in this answer only; keep it to verify `webhook-signature`.',
-    examples: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+nQgnXsPGJk=']
+    examples: [example.secret]
   })
-}, { $id: 'CreatedSubscription', description: 'A webhook subscription just created, with its secret.' })
+}, {
+  $id: 'CreatedSubscription',
+  description: 'A webhook subscription just created, with its secret.',
+  examples: [{ ...subscription, secret: example.secret }]
+})
 
 export const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], {
   description: '`pending`: waiting for its next attempt; `delivered`: a 2xx acknowledged it; `failed`: every attempt failed (POST …/retry starts it over)'
@@ -65,7 +87,30 @@ export const Delivery = Type.Object({
   nextAttemptAt: Type.Optional(timestamp('When the next attempt is due; only while pending')),
   createdAt: timestamp('When the plant was created'),
   deliveredAt: Type.Optional(timestamp('When a 2xx acknowledged it'))
-}, { $id: 'Delivery', description: 'One announcement of one plant to one subscription, and where it stands.' })
+}, {
+  $id: 'Delivery',
+  description: 'One announcement of one plant to one subscription, and where it stands.',
+  // Newest first, as the delivery log lists them: also the example of a page.
+  examples: [{
+    id: example.pending,
+    event: PLANT_CREATED,
+    plantId: 7,
+    status: 'pending',
+    attempts: 2,
+    lastStatusCode: 503,
+    nextAttemptAt: '2026-11-23T05:49:47.391Z',
+    createdAt: '2026-11-23T05:49:40.023Z'
+  }, {
+    id: example.delivered,
+    event: PLANT_CREATED,
+    plantId: 1,
+    status: 'delivered',
+    attempts: 1,
+    lastStatusCode: 204,
+    createdAt: '2026-11-23T05:47:16.902Z',
+    deliveredAt: '2026-11-23T05:47:17.041Z'
+  }]
+})
 
 export const SubscriptionParams = Type.Object({ id: subscriptionId })
 
@@ -73,12 +118,13 @@ export const DeliveryParams = Type.Object({ id: subscriptionId, deliveryId })
 
 export const DeliveryListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({
-    format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'At most this many deliveries'
+    format: 'int32', minimum: 1, maximum: 100, default: 20, description: 'At most this many deliveries', examples: [20]
   })),
   before: Type.Optional(Type.Integer({
     minimum: 1,
     maximum: Number.MAX_SAFE_INTEGER,
-    description: 'Only deliveries older than this cursor: take it from the previous page\'s Link header'
+    description: 'Only deliveries older than this cursor: take it from the previous page\'s Link header',
+    examples: [42]
   }))
 })
 
@@ -105,7 +151,7 @@ export const plantWebhook = {
       tags: ['webhooks'],
       security: [],
       parameters: [
-        signatureHeader('webhook-id', 'The delivery\'s id: one per plant and subscription, the same on every attempt.', 'msg_8b1e6f0d2c4a4f7e9d3b5a7c1e0f2d4b'),
+        signatureHeader('webhook-id', 'The delivery\'s id: one per plant and subscription, the same on every attempt.', example.delivered),
         signatureHeader('webhook-timestamp', 'When this attempt was sent, in seconds since the epoch: refuse one too far from your clock to stop replays.', '1795412837'),
         signatureHeader('webhook-signature', '`v1,` and the base64 HMAC-SHA256, under the secret\'s key, of `<webhook-id>.<webhook-timestamp>.<body>`.', 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=')
       ],

@@ -4,6 +4,7 @@ import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Locator, type Page, type Request } from 'playwright-core'
 import t, { type Test } from 'tap'
+import { NewPlant, PlantListQuery } from '../schemas/index.js'
 import { startServer } from './helpers/server.js'
 import { testToken, writeTokens } from './helpers/tokens.js'
 
@@ -24,7 +25,7 @@ const WAIT = 15_000
 // tap's default of 30 s for the whole file is too tight.
 t.setTimeout(120_000)
 
-t.test('a developer can authorize in Swagger UI with a plants:write token and create a plant with "Try it out"', {
+t.test('a developer can authorize in Swagger UI with a plants:write token and create a plant with "Try it out", which comes filled with the examples', {
   skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: this test drives a real Chromium`
 }, async (t) => {
   const server = await startServer(t, { API_TOKENS_FILE: writeTokens(`${t.testdir()}/tokens.json`, [SCOPED]) })
@@ -35,6 +36,7 @@ t.test('a developer can authorize in Swagger UI with a plants:write token and cr
   const problems = await watchForProblems(page, server.url)
   try {
     await createPlantInSwaggerUi(t, page, server.url)
+    await listParametersAreFilled(t, page)
     await mkdir(dirname(SCREENSHOT), { recursive: true })
     await page.screenshot({ path: SCREENSHOT, fullPage: true })
   } finally {
@@ -59,7 +61,9 @@ async function createPlantInSwaggerUi (t: Test, page: Page, url: string): Promis
 
   await operation.locator('.opblock-summary-control').click()
   await operation.getByRole('button', { name: 'Try it out' }).click()
-  await operation.locator('textarea.body-param__text').fill(BODY)
+  const body = operation.locator('textarea.body-param__text')
+  t.same(JSON.parse(await body.inputValue()), NewPlant.examples[0], '"Try it out" comes filled with the example plant')
+  await body.fill(BODY)
 
   // Before authorizing: the call goes out without a token and the page shows the 401.
   const denied = await execute(page, operation, url)
@@ -89,6 +93,17 @@ async function createPlantInSwaggerUi (t: Test, page: Page, url: string): Promis
   t.same(JSON.parse(shown), { name: 'Browser Fern', tag: 'ui' }, 'exactly as stored')
   t.match(await operation.locator('.curl-command').innerText(), `Authorization: Bearer ${TOKEN}`, 'the curl shown carries the token')
   await operation.locator('.live-responses-table').scrollIntoViewIfNeeded()
+}
+
+/** "Try it out" on GET /plants fills its query parameters with their examples. */
+async function listParametersAreFilled (t: Test, page: Page): Promise<void> {
+  const operation = page.locator('#operations-plants-listPlants')
+  await operation.locator('.opblock-summary-control').click()
+  await operation.getByRole('button', { name: 'Try it out' }).click()
+  for (const [name, schema] of Object.entries(PlantListQuery.properties)) {
+    const value = await operation.locator(`tr[data-param-name="${name}"] input`).inputValue()
+    t.equal(value, String(schema.examples[0]), `${name} comes filled with its example`)
+  }
 }
 
 /** Clicks Execute and resolves with the POST /plants the page sent, once the page shows its response. */

@@ -27,6 +27,7 @@ export const listPlants = {
   response: {
     200: Type.Array(ref(StoredPlant), {
       description: 'A page of plants, ascending by id',
+      examples: [StoredPlant.examples],
       headers: {
         Link: Type.String({
           description: 'RFC 8288 link to the next page, present when more plants remain: `</plants?limit=100&after=42>; rel="next"`'

@@ -15,9 +15,21 @@ the documentation and health routes do not.
 Every error answers with the \`Error\` shape, \`{ "error": <HTTP status>, "message": <text> }\`.
 
 Every plant created is announced to the webhook subscriptions (\`/webhooks\`) by the
-\`plant.created\` webhook: a signed POST of the plant, retried until acknowledged.`
+\`plant.created\` webhook: a signed POST of the plant, retried until acknowledged.
 
-const bearerDescription = `A token of the service's API_TOKENS_FILE (or API_TOKENS, whose tokens have every scope). \
+Plant ids are signed 64-bit integers, written in every answer as exact JSON integers:
+beyond 2^53 a client needs a JSON parser that keeps them exact (JavaScript's
+\`JSON.parse\` rounds them).
+
+In Swagger UI (\`/docs\`): **Authorize** with a token, then **Try it out** on an
+operation. Its parameters and body come filled with the examples of this document
+(the plant Monstera, id 1), and **Execute** sends them to the service this page was
+loaded from: creates and deletes change its store.`
+
+const bearerDescription = `The bearer token (in Swagger UI's Authorize dialog, the token alone, without \`Bearer \`): \
+one of the service's API_TOKENS (every scope); \
+one of its API_TOKENS_FILE, minted with \`npm run token\` (the scopes it was minted with); or, when neither is set, \
+the token the service printed when it started (\`plant-store: … accepts the generated token …\`, every scope). \
 Each operation's security requirement names the one scope it needs: ${Object.entries(SCOPES).map(([scope, what]) => `\`${scope}\`, ${what}`).join('; ')}. \
 A token without that scope answers 403 with \`WWW-Authenticate: Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"\`.`
 
@@ -37,8 +49,9 @@ async function docs (app: FastifyInstance): Promise<void> {
         description,
         license: { name: 'MIT', identifier: 'MIT' }
       },
-      // Relative, so Swagger UI's "Try it out" calls whichever address serves the page.
-      servers: [{ url: '/', description: 'This service (by default http://127.0.0.1:3000)' }],
+      // Relative, so Swagger UI's "Try it out" calls whichever address serves the page,
+      // and the committed document names no host or port.
+      servers: [{ url: '/', description: 'This service, at the address this document was loaded from' }],
       components: {
         examples: errorExamples(),
         securitySchemes: {

@@ -3,6 +3,17 @@ import { Type } from '@sinclair/typebox'
 import fp from 'fastify-plugin'
 import { errorResponses, GUARDED } from '../../schemas/index.js'
 
+// An excerpt: the service writes every metric, with its help text and histogram buckets.
+const exposition = `# TYPE http_request_duration_seconds histogram
+http_request_duration_seconds_sum{method="POST",route="/plants",status="200"} 0.0115
+http_request_duration_seconds_count{method="POST",route="/plants",status="200"} 2
+# TYPE plant_store_commit_batch_size histogram
+plant_store_commit_batch_size_sum 3
+plant_store_commit_batch_size_count 3
+# TYPE plant_store_webhook_deliveries_pending gauge
+plant_store_webhook_deliveries_pending 0
+`
+
 export interface MetricsRouteOptions {
   /** Behind the bearer token (METRICS_REQUIRE_TOKEN), or public. */
   requireToken: boolean
@@ -18,7 +29,7 @@ function metricsSchema (requireToken: boolean) {
     response: {
       200: {
         description: 'Prometheus text exposition format 0.0.4',
-        content: { 'text/plain': { schema: Type.String() } }
+        content: { 'text/plain': { schema: Type.String({ examples: [exposition] }) } }
       },
       ...(requireToken ? errorResponses(GUARDED) : errorResponses('shutting_down'))
     }

@@ -27,7 +27,7 @@ export const listSubscriptions = {
   description: 'Every subscription, oldest first, without secrets.',
   tags: ['webhooks'],
   response: {
-    200: Type.Array(ref(Subscription), { description: 'Every subscription' }),
+    200: Type.Array(ref(Subscription), { description: 'Every subscription', examples: [Subscription.examples] }),
     ...errorResponses(GUARDED, 'store_unavailable')
   }
 }
@@ -65,6 +65,7 @@ export const listDeliveries = {
   response: {
     200: Type.Array(ref(Delivery), {
       description: 'A page of deliveries, newest first',
+      examples: [Delivery.examples],
       headers: {
         Link: Type.String({
           description: 'RFC 8288 link to the next page, present when more deliveries remain: `</webhooks/wh_…/deliveries?limit=20&before=42>; rel="next"`'
