@@ -14,16 +14,21 @@ function operations (doc: Json): Array<[string, Json]> {
     .flatMap(([path, item]) => Object.entries<Json>(item).map(([method, operation]): [string, Json] => [`${method.toUpperCase()} ${path}`, operation]))
 }
 
+/** An Example Object's value, through its `$ref` into `components.examples` when it is one. */
+function valueOf (doc: Json, example: Json): unknown {
+  return example.$ref === undefined ? example.value : doc.components.examples[example.$ref.replace('#/components/examples/', '')].value
+}
+
 /** The examples a parameter or media type carries itself, as Swagger UI reads them. */
-function ownExamples (holder: Json): unknown[] {
-  return [...'example' in holder ? [holder.example] : [], ...Object.values<Json>(holder.examples ?? {}).map((example) => example.value)]
+function ownExamples (doc: Json, holder: Json): unknown[] {
+  return [...'example' in holder ? [holder.example] : [], ...Object.values<Json>(holder.examples ?? {}).map((example) => valueOf(doc, example))]
 }
 
 /** A media type's examples: its own and its schema's (the shared schema's, when it names one). */
 function mediaExamples (doc: Json, media: Json): unknown[] {
   const ref: string | undefined = media.schema.$ref
   const schema = ref === undefined ? media.schema : doc.components.schemas[ref.replace('#/components/schemas/', '')]
-  return [...ownExamples(media), ...schema.examples ?? []]
+  return [...ownExamples(doc, media), ...schema.examples ?? []]
 }
 
 interface Found {
@@ -38,7 +43,7 @@ interface Found {
  * values of that schema; a parameter, header or media type holds its `example`, or an
  * `examples` map, for its `schema`.
  */
-function allExamples (node: unknown, at = ''): Found[] {
+function allExamples (doc: Json, node: unknown = doc, at = ''): Found[] {
   if (node === null || typeof node !== 'object') return []
   const holder = node as Json
   const found: Found[] = []
@@ -47,11 +52,11 @@ function allExamples (node: unknown, at = ''): Found[] {
   } else if ('schema' in holder) {
     if ('example' in holder) found.push({ at: `${at}/example`, schema: `${at}/schema`, value: holder.example })
     for (const [name, example] of Object.entries<Json>(holder.examples ?? {})) {
-      found.push({ at: `${at}/examples/${name}`, schema: `${at}/schema`, value: example.value })
+      found.push({ at: `${at}/examples/${name}`, schema: `${at}/schema`, value: valueOf(doc, example) })
     }
   }
   for (const [key, child] of Object.entries(holder)) {
-    if (key !== 'examples' && key !== 'example') found.push(...allExamples(child, `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`))
+    if (key !== 'examples' && key !== 'example') found.push(...allExamples(doc, child, `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`))
   }
   return found
 }
@@ -77,7 +82,7 @@ t.test('every parameter, request body and successful answer with a body has an e
   const doc = (await app.inject({ url: '/docs/json' })).json()
   for (const [name, operation] of operations(doc)) {
     for (const parameter of operation.parameters ?? []) {
-      t.ok(ownExamples(parameter).length > 0, `${name}: the ${parameter.in} parameter ${parameter.name} has an example`)
+      t.ok(ownExamples(doc, parameter).length > 0, `${name}: the ${parameter.in} parameter ${parameter.name} has an example`)
     }
     for (const [type, media] of Object.entries<Json>(operation.requestBody?.content ?? {})) {
       t.ok(mediaExamples(doc, media).length > 0, `${name}: the ${type} body has an example`)

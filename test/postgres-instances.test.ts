@@ -5,7 +5,7 @@ import { ackedPlantsSurvive } from './helpers/acked-writes.js'
 import { startServer, waitForLine, type RunningServer } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
 
-const UNAVAILABLE = '{"error":503,"message":"the plant store is unavailable right now; retry later"}'
+const UNAVAILABLE = '{"error":503,"message":"the plant store is unavailable right now; retry later","code":"store_unavailable"}'
 
 const create = async (server: RunningServer, plant: object): Promise<number> =>
   (await server.request('POST', '/plants', { body: plant })).statusCode

@@ -9,7 +9,7 @@ import { pgClient } from './helpers/postgres.js'
 import { appBehindRelay } from './helpers/postgres-relay.js'
 import { retryUntil } from './helpers/wait.js'
 
-const UNAVAILABLE = { error: 503, message: 'the plant store is unavailable right now; retry later' }
+const UNAVAILABLE = { error: 503, message: 'the plant store is unavailable right now; retry later', code: 'store_unavailable' }
 
 t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
   const server = await startPostgres(t)

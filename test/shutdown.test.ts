@@ -37,7 +37,7 @@ t.test('a request arriving while the service closes answers 503 in the Error sha
   const { text } = await late
   t.match(text, /^HTTP\/1.1 503 Service Unavailable/)
   t.match(text, /connection: close/i)
-  t.match(text, /\{"error":503,"message":"the service is shutting down; retry on another instance"\}$/)
+  t.match(text, /\{"error":503,"message":"the service is shutting down; retry on another instance","code":"shutting_down"\}$/)
   inFlight.abort()
   t.equal(await server.exited, 0)
 })

@@ -63,7 +63,7 @@ t.test('a locked database answers 503, logs it once, and recovers by itself', as
   for (const id of [2, 3, 4]) {
     const res = await post(id)
     t.equal(res.statusCode, 503, `create ${id} while locked`)
-    t.same(res.json(), { error: 503, message: 'the plant store is unavailable right now; retry later' })
+    t.same(res.json(), { error: 503, message: 'the plant store is unavailable right now; retry later', code: 'store_unavailable' })
   }
   locker.exec('COMMIT')
   t.equal((await post(2)).statusCode, 200, 'recovered once the lock is gone')

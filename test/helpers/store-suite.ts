@@ -91,7 +91,7 @@ export function storeSuite (t: Test, databaseUrl: (t: Test) => Promise<string>):
     t.equal(res.body, '{"id":9007199254740993,"name":"big","tag":"t"}')
     await postPlant(store, { id: -5, name: 'negative' })
     t.equal((await get(store, '/plants/-5')).body, '{"id":-5,"name":"negative"}', 'no tag, no tag field')
-    t.equal((await get(store, '/plants/9223372036854775807')).body, '{"error":404,"message":"no plant has id 9223372036854775807"}')
+    t.equal((await get(store, '/plants/9223372036854775807')).body, '{"error":404,"message":"no plant has id 9223372036854775807","code":"plant_not_found"}')
   })
 
   t.test('a deleted plant is gone, answers 404 after, and its id can be created again', async (t) => {
