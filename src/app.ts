@@ -67,6 +67,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: unknown, body: Buffer) => parseJsonBody(body))
   app.setErrorHandler(errorHandler)
+  app.decorateReply('errorCode', null)
   app.setNotFoundHandler(notFoundHandler(routes))
 
   await app.register(answerHeaders)

@@ -33,8 +33,8 @@ type ServiceError = FastifyError & { headers?: Record<string, string>, details?:
 
 declare module 'fastify' {
   interface FastifyReply {
-    /** The code of the Error this reply answered with, for the request's log line. */
-    errorCode?: ErrorCode
+    /** The code of the Error this reply answered with, for the request's log line; null for none. */
+    errorCode: ErrorCode | null
   }
 }
 
