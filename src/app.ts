@@ -22,6 +22,7 @@ import readiness from './plugins/readiness.js'
 import tokens from './plugins/tokens.js'
 import health from './routes/health.js'
 import metricsRoute from './routes/metrics.js'
+import root from './routes/root.js'
 import type { Resolve } from './webhooks/address-policy.js'
 
 // Fastify's default: an id or subscription id never needs more.
@@ -80,6 +81,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   await app.register(docs)
   await app.register(tokens, { tokens: config.tokens, file: config.tokensFile })
 
+  await app.register(root)
   await app.register(health)
   if (!config.metricsRequireToken) await app.register(metricsRoute, { requireToken: false })
   await app.register(async function api (scope) {

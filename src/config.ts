@@ -1,14 +1,16 @@
-import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
 import { getHeapStatistics } from 'node:v8'
 import proxyAddr from '@fastify/proxy-addr'
 import type { TSchema } from '@sinclair/typebox'
 import envSchema from 'env-schema'
 import { Env } from '../schemas/env.js'
 import { ALL_SCOPES } from '../schemas/scopes.js'
-import { TOKEN68 } from './http/authorization.js'
+import { PROJECT_DIR } from './project.js'
 import type { DatabaseConfig } from './store/open.js'
+import { freshToken } from './tokens/dev-token.js'
 import { loadTokensFile, TokensFileError } from './tokens/file.js'
 import { hashToken, type Token } from './tokens/registry.js'
+import { tokenFault } from './tokens/rules.js'
 import type { WebhookSettings } from './webhooks/plugin.js'
 
 export interface Config {
@@ -20,7 +22,7 @@ export interface Config {
   tokensFile?: string
   /** The values of API_TOKENS or the generated token, kept only to cut them out of logged errors; none with a tokens file. */
   apiTokens: string[]
-  /** Set when neither API_TOKENS nor API_TOKENS_FILE was given and a token was made for this run. */
+  /** Set when neither API_TOKENS nor API_TOKENS_FILE was given: the token this run accepts instead. */
   generatedToken?: string
   logLevel: Env['LOG_LEVEL']
   bodyLimit: number
@@ -56,18 +58,22 @@ export interface Limits {
 
 export class ConfigError extends Error {}
 
-// Shorter tokens can be guessed or remembered; generated ones are 32 characters.
-const MIN_TOKEN_LENGTH = 16
-
-/** Reads the environment once, at start; a bad value stops the start with a message naming it. */
-export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
+/**
+ * Reads the environment once, at start; a bad value stops the start with a message naming
+ * it. With neither API_TOKENS nor API_TOKENS_FILE, the run accepts `devToken(database)`:
+ * a fresh token unless the entry point keeps one (src/tokens/dev-token.ts).
+ */
+export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (database: DatabaseConfig) => string = freshToken): Config {
   const e = validated(env)
+  // The default database is the project's, whatever the working directory; a relative
+  // path set in DATABASE_URL is the working directory's, as usual.
+  const store = database(e.DATABASE_URL, e.DATABASE_POOL_SIZE, env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? PROJECT_DIR : undefined)
   const values = apiTokens(e.API_TOKENS)
   const tokensFile = e.API_TOKENS_FILE === '' ? undefined : e.API_TOKENS_FILE
   if (tokensFile !== undefined && values.length > 0) {
     throw new ConfigError('API_TOKENS and API_TOKENS_FILE are both set: use one, the file for tokens with scopes')
   }
-  const generatedToken = tokensFile === undefined && values.length === 0 ? randomBytes(24).toString('base64url') : undefined
+  const generatedToken = tokensFile === undefined && values.length === 0 ? devToken(store) : undefined
   const secrets = generatedToken === undefined ? values : [generatedToken]
   if (e.HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
     throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS')
@@ -83,7 +89,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env): Config {
     generatedToken,
     logLevel: e.LOG_LEVEL,
     bodyLimit: e.BODY_LIMIT,
-    database: database(e.DATABASE_URL, e.DATABASE_POOL_SIZE),
+    database: store,
     groupCommitMaxBatch: e.GROUP_COMMIT_MAX_BATCH,
     writeQueueLimitBytes: e.WRITE_QUEUE_LIMIT_BYTES,
     limits: {
@@ -140,12 +146,8 @@ function expected (schema: TSchema): string {
 function apiTokens (raw: string): string[] {
   const tokens = raw.split(',').map((t) => t.trim()).filter((t) => t !== '')
   tokens.forEach((token, i) => {
-    if (!TOKEN68.test(token)) {
-      throw new ConfigError(`API_TOKENS: token ${i + 1} has characters a bearer token cannot carry (allowed: A-Z a-z 0-9 - . _ ~ + / and trailing =)`)
-    }
-    if (token.length < MIN_TOKEN_LENGTH) {
-      throw new ConfigError(`API_TOKENS: token ${i + 1} is ${token.length} characters long; a token needs at least ${MIN_TOKEN_LENGTH} to be secret`)
-    }
+    const fault = tokenFault(token)
+    if (fault !== undefined) throw new ConfigError(`API_TOKENS: token ${i + 1} ${fault}`)
   })
   return tokens
 }
@@ -224,10 +226,14 @@ function webOrigin (text: string): string | undefined {
   }
 }
 
-function database (url: string, poolSize: number): DatabaseConfig {
+/** `dir`: where a relative SQLite path is; the working directory when unset. */
+function database (url: string, poolSize: number, dir?: string): DatabaseConfig {
   if (url === 'memory:') return { engine: 'memory' }
   if (/^postgres(ql)?:\/\/./.test(url)) return { engine: 'postgres', url, poolSize }
-  if (url.startsWith('sqlite:') && url.length > 'sqlite:'.length) return { engine: 'sqlite', path: url.slice('sqlite:'.length) }
+  if (url.startsWith('sqlite:') && url.length > 'sqlite:'.length) {
+    const path = url.slice('sqlite:'.length)
+    return { engine: 'sqlite', path: dir === undefined ? path : join(dir, path) }
+  }
   // Only the scheme is echoed: a URL may hold a password.
   throw new ConfigError(`DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got a URL starting ${JSON.stringify(url.split(':', 1)[0] + ':')}`)
 }

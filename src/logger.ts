@@ -1,5 +1,5 @@
 import type { FastifyServerOptions } from 'fastify'
-import { stdSerializers } from 'pino'
+import { stdSerializers, stdTimeFunctions } from 'pino'
 
 const REDACTED = '[redacted]'
 
@@ -12,6 +12,8 @@ export function loggerOptions (level: string, secrets: string[]): FastifyServerO
   const scrub = scrubber(secrets)
   return {
     level,
+    // ISO 8601 in UTC: read by a person and by any log tool without converting epoch milliseconds.
+    timestamp: stdTimeFunctions.isoTime,
     // The request serializer does not log headers; this keeps a token out of any
     // line that logs them anyway.
     redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: REDACTED },

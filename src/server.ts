@@ -1,6 +1,9 @@
+import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
+import { startLine } from './start-line.js'
+import { devToken, devTokenFile } from './tokens/dev-token.js'
 
 function cannotStart (err: unknown): never {
   process.stderr.write(`plant-store: cannot start: ${err instanceof Error ? err.message : String(err)}\n`)
@@ -9,13 +12,12 @@ function cannotStart (err: unknown): never {
 
 let config
 try {
-  config = loadConfig()
+  config = loadConfig(process.env, devToken)
 } catch (err) {
   cannotStart(err)
 }
 
 const app = await buildApp(config).catch(cannotStart)
-app.log.info({ node: process.version }, `plant-store starting on Node ${process.version}`)
 
 // SIGTERM / SIGINT: stop accepting, let in-flight requests finish (new ones get 503),
 // commit and answer pending writes, close the store, exit 0; past the grace delay, exit 1.
@@ -33,12 +35,28 @@ closeWithGrace({
 // SIGHUP, as daemons reread their configuration: the tokens file, without a restart.
 process.on('SIGHUP', () => { app.reloadTokens() })
 
-await app.listen({ host: config.host, port: config.port }).catch(async (err) => {
+try {
+  await app.ready()
+  // Fastify logs "Server listening at …" once per address (each interface, for 0.0.0.0),
+  // with no option against it (fastify/help#641): the app's logger is silent while it
+  // binds, and the start line below says it once. No request is answered meanwhile,
+  // but with HOST=localhost: one on 127.0.0.1 while ::1 is bound would go unlogged.
+  const level = app.log.level
+  app.log.level = 'silent'
+  try {
+    await app.listen({ host: config.host, port: config.port })
+  } finally {
+    app.log.level = level
+  }
+} catch (err) {
   await app.close()
   cannotStart(err)
-})
+}
+app.log.info(...startLine(config, app.server.address() as AddressInfo))
 
 if (config.generatedToken !== undefined) {
-  // Printed once, beside the logs rather than in them: tokens are never logged.
-  process.stderr.write(`plant-store: neither API_TOKENS nor API_TOKENS_FILE is set; this run accepts the generated token ${config.generatedToken}\n`)
+  // Printed at each start, beside the logs rather than in them: tokens are never logged.
+  const file = devTokenFile(config.database)
+  const kept = file === undefined ? 'for this run only' : `kept in ${file} for the next starts`
+  process.stderr.write(`plant-store: neither API_TOKENS nor API_TOKENS_FILE is set; the service accepts the generated token ${config.generatedToken} (${kept})\n`)
 }

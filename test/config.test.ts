@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { Env } from '../schemas/env.js'
 import { ConfigError, loadConfig } from '../src/config.js'
@@ -15,12 +16,23 @@ t.test("the README's configuration table lists exactly the variables of the sche
 
 const NOT_ORIGINS = 'CORS_ORIGINS must be * or list origins as a browser sends them (http or https, host, optional port, no path: https://app.example.com)'
 
+t.test('.env.example names exactly the variables of the schema, each with its default', async (t) => {
+  const example = readFileSync(new URL('../.env.example', import.meta.url), 'utf8')
+  const variables = [...example.matchAll(/^# ([A-Z][A-Z0-9_]*)=(.*)$/gm)].map(([, name, value]) => [name, value])
+  t.same(variables.sort(), Object.entries(Env.properties).map(([name, property]) => [name, String(property.default)]).sort())
+})
+
+t.test('the default database is in the project directory; a relative DATABASE_URL is the working directory\'s', async (t) => {
+  const project = fileURLToPath(new URL('..', import.meta.url))
+  t.same(loadConfig({ API_TOKENS: 'a-token-of-sixteen-chars' }).database, { engine: 'sqlite', path: `${project}data/plants.db` })
+  t.same(loadConfig({ API_TOKENS: 'a-token-of-sixteen-chars', DATABASE_URL: 'sqlite:data/plants.db' }).database, { engine: 'sqlite', path: 'data/plants.db' })
+})
+
 t.test('each variable is read with its default, and a bad value names the variable and what it must be', async (t) => {
   const defaults = loadConfig({ API_TOKENS: 'a-token-of-sixteen-chars' })
   t.equal(defaults.port, 3000)
   t.equal(defaults.bodyLimit, 1024 * 1024)
   t.equal(defaults.metricsRequireToken, false)
-  t.same(defaults.database, { engine: 'sqlite', path: 'data/plants.db' })
   t.equal(loadConfig({ PORT: '', API_TOKENS: '' }).port, 3000, 'an empty variable is an unset one')
   t.equal(loadConfig({ PORT: '8080', METRICS_REQUIRE_TOKEN: 'true' }).port, 8080)
   t.same(defaults.corsOrigins, [], 'no CORS unless asked for')

@@ -18,24 +18,39 @@ t.test('with neither API_TOKENS nor API_TOKENS_FILE the service makes a token, p
   t.equal(completed.token, 'generated', 'where it is named "generated"')
 })
 
-t.test('logs are JSON lines, one per request, and never hold a token', async (t) => {
+t.test('logs are JSON lines, one per request, with its time, client and error code, and never hold a token', async (t) => {
   const token = 'log-test-token-0123456789'
-  const server = await startServer(t, { API_TOKENS: token })
+  const server = await startServer(t, { API_TOKENS: token, METRICS_REQUIRE_TOKEN: 'true' })
   await server.request('POST', '/plants', { body: { id: 1, name: 'Rose' }, token })
   await server.request('POST', '/plants', { body: { id: 2, name: 'Tulip' }, token: 'wrong-token-456' })
-  await server.request('GET', '/docs/json', { token: null })
-  await waitForLine(server.stdout, /docs\/json/)
+  // Routine successes, which machines and browsers ask for over and over: not at info.
+  for (const path of ['/health', '/health/ready', '/', '/docs', '/docs/json', '/metrics']) {
+    const answer = await server.request('GET', path, { token: path === '/metrics' ? token : null })
+    t.ok(answer.statusCode < 400, `GET ${path} answered ${answer.statusCode}`)
+  }
+  await server.request('GET', '/metrics', { token: null })
+  await server.request('GET', '/plants/1', { token })
+  await waitForLine(server.stdout, /"route":"\/plants\/:id"/)
   const lines = server.stdout.map((line) => JSON.parse(line))
-  t.ok(lines.some((line) => line.node === process.version && line.msg === `plant-store starting on Node ${process.version}`), 'the start names the Node version')
   const completed = lines.filter((line) => line.msg === 'request completed')
   t.same(completed.map((line) => [line.method, line.route, line.status]), [
-    ['POST', '/plants', 200], ['POST', '/plants', 401], ['GET', '/docs/json', 200]
-  ])
+    ['POST', '/plants', 200], ['POST', '/plants', 401], ['GET', '/metrics', 401], ['GET', '/plants/:id', 200]
+  ], "a routine route's failure is at info like any other request")
   t.ok(completed.every((line) => typeof line.reqId === 'string' && typeof line.ms === 'number'))
-  t.same(completed.map((line) => line.token), ['API_TOKENS[1]', undefined, undefined], 'a known token is named, by its place in API_TOKENS')
+  t.ok(lines.every((line) => new Date(line.time).toISOString() === line.time), 'ISO 8601 times')
+  t.ok(completed.every((line) => line.client === '127.0.0.1'), "the client's address")
+  t.same(completed.map((line) => line.token), ['API_TOKENS[1]', undefined, undefined, 'API_TOKENS[1]'], 'a known token is named, by its place in API_TOKENS')
+  t.same(completed.map((line) => line.code), [undefined, 'token_invalid', 'token_missing', undefined], 'a failure names its error code')
   const all = server.stdout.join('\n') + server.stderr.join('\n')
   t.notOk(all.includes(token), 'the valid token is not logged')
   t.notOk(all.includes('wrong-token-456'), 'nor a rejected one')
+})
+
+t.test('at LOG_LEVEL=debug the routine successes are logged too, at debug', async (t) => {
+  const server = await startServer(t, { API_TOKENS: 'log-test-token-0123456789', LOG_LEVEL: 'debug' })
+  await server.request('GET', '/health', { token: null })
+  const line = JSON.parse(await waitForLine(server.stdout, /"route":"\/health"/))
+  t.match(line, { level: 20, msg: 'request completed', method: 'GET', status: 200, client: '127.0.0.1' })
 })
 
 t.test('a bad configuration stops the start with a message naming the variable', async (t) => {

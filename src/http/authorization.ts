@@ -1,5 +1,4 @@
-// RFC 6750 token68: what may follow "Bearer " in an Authorization header.
-export const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/
+import { TOKEN68 } from '../tokens/rules.js'
 
 // RFC 9110 token: what an authentication scheme's name is made of.
 const SCHEME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,20}$/

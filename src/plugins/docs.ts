@@ -78,6 +78,8 @@ async function docs (app: FastifyInstance): Promise<void> {
       for (const name of Object.keys(apiSecurityHeaders)) reply.removeHeader(name)
       done()
     })
+    // Swagger UI's pages, assets and document are fetched by every browser that opens them.
+    pages.addHook('onRoute', (route) => { route.config = { ...route.config, quietLog: true } })
     await pages.register(helmet, { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })
     await pages.register(swaggerUi, { routePrefix: '/docs' })
   })

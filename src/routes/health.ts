@@ -26,9 +26,9 @@ const readinessSchema = {
 
 /** GET /health and GET /health/ready: public, as load balancers call them. */
 const health: FastifyPluginAsyncTypebox = async (app) => {
-  app.get('/health', { schema: liveness }, async () => ({ status: 'ok' }))
+  app.get('/health', { schema: liveness, config: { quietLog: true } }, async () => ({ status: 'ok' }))
 
-  app.get('/health/ready', { schema: readinessSchema }, async (request) => {
+  app.get('/health/ready', { schema: readinessSchema, config: { quietLog: true } }, async (request) => {
     await app.readiness.check(request.log)
     return { status: 'ready' }
   })

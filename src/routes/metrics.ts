@@ -39,7 +39,7 @@ function metricsSchema (requireToken: boolean) {
 /** GET /metrics, Prometheus text format. */
 const metricsRoute: FastifyPluginAsyncTypebox<MetricsRouteOptions> = async (app, { requireToken }) => {
   // The scope counts only behind the bearer token, where auth reads it.
-  app.get('/metrics', { schema: metricsSchema(requireToken), config: { scope: 'metrics:read' } }, async (_request, reply) => {
+  app.get('/metrics', { schema: metricsSchema(requireToken), config: { scope: 'metrics:read', quietLog: true } }, async (_request, reply) => {
     reply.type(app.metrics.registry.contentType)
     return await app.metrics.registry.metrics()
   })

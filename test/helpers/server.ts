@@ -84,7 +84,8 @@ export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}): Promis
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       stdout.push(line)
-      const listening = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)
+      // The start line, logged once the service listens, says where its docs are.
+      const listening = /"docs":"(http:\/\/127\.0\.0\.1:\d+)\/docs"/.exec(line)
       if (listening !== null) resolve(listening[1])
     })
     exited.then((code) => reject(new Error(`server exited with ${code} before listening: ${stderr.join('\n')}`)), reject)

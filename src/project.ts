@@ -1,0 +1,16 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+// This module is src/project.ts when run from source (tsx), dist/src/project.js once built.
+const PACKAGE_JSON = new URL(existsSync(new URL('../package.json', import.meta.url)) ? '../package.json' : '../../package.json', import.meta.url)
+
+/**
+ * The project's own directory, the one holding its package.json, found from this
+ * module's place rather than the working directory: whatever folder the service is
+ * started from, its default database and development token land in one place.
+ */
+export const PROJECT_DIR = dirname(fileURLToPath(PACKAGE_JSON))
+
+/** The service's version, as package.json states it; read once. */
+export const VERSION: string = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')).version
