@@ -190,7 +190,9 @@ t.test('logs: one warning per failed attempt naming the webhook, the delivery an
     { level: 40, webhook: subscription.id, delivery, attempt: 1, statusCode: 500, retryInMs: Number },
     { level: 40, webhook: subscription.id, delivery, attempt: 2, statusCode: 503, retryInMs: Number }
   ])
-  t.same(lines.filter((line) => line.level < 40 && (line.delivery !== undefined || /webhook|deliver/i.test(line.msg))), [],
+  // The start line names the database file, whose test folder is named after this test.
+  const told = lines.filter((line) => line.level < 40 && line.database === undefined)
+  t.same(told.filter((line) => line.delivery !== undefined || /webhook|deliver/i.test(line.msg)), [],
     'no info line for the attempt that succeeded')
   for (const secret of [TOKEN, subscription.secret, subscription.secret.slice('whsec_'.length)]) {
     t.notOk([...server.stdout, ...server.stderr].some((line) => line.includes(secret)), 'no line holds the token or the signing secret')
