@@ -97,6 +97,7 @@ export function scenarioSection (r: BenchResults): Section {
       `max ${ms(result.maxUs)} ms`,
       `RSS ${mb(m.rssKb * 1024)}`,
       m.logBytesPerRequest === undefined || m.logBytesPerRequest === 0 ? 'no log' : `log ${Math.round(m.logBytesPerRequest)} B/request`,
+      m.webhooks === undefined ? '' : `webhook deliveries: ${int(m.webhooks.received)} received during the run, ${int(m.webhooks.pending)} pending after it`,
       r.machine.pinned ? core('core 0 (server)', m.cpu.core0) : '',
       r.machine.pinned ? core('core 1 (load gen)', m.cpu.core1) : '',
       row.runs.length > 1 ? `runs ${row.runs.map((run) => int(rps(run.result))).join(', ')} requests/s` : ''

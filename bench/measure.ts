@@ -14,6 +14,7 @@ import { errorSummary, socketErrors, type LoadResult, type Row } from './results
 import { createPlant, type Scenario } from './scenarios.js'
 import { firstLoggedError, notableLogLines, startServer, tail, type Server } from './server.js'
 import { fail, settings } from './settings.js'
+import { pendingDeliveries, startReceiver, subscribe } from './webhook.js'
 
 // Each run takes ids from its own block, so a measured run never repeats a warm-up's
 // id (which would be a cheap retry, not a create). The first block is random so that
@@ -60,6 +61,7 @@ export async function runScenario (scenario: Scenario, load: LoadGenerator, root
   mkdirSync(dir, { recursive: true })
   process.stderr.write(`bench: ${scenario.name}\n`)
   const server = await startServer(scenario.server, dir)
+  const receiver = scenario.webhook === true ? await startReceiver() : undefined
   try {
     const prefilled = scenario.request.ids === 'prefilled'
     if (prefilled && scenario.prefill === undefined) fail(`${scenario.name}: ids 'prefilled' needs a prefill count`)
@@ -67,6 +69,7 @@ export async function runScenario (scenario: Scenario, load: LoadGenerator, root
       process.stderr.write(`  prefill: ${scenario.prefill.toLocaleString('en-US')} plants\n`)
       await fill(load, server, scenario.prefill, 1)
     }
+    if (receiver !== undefined) await subscribe(server.port, receiver.url)
     const ids = (): Pick<LoadOptions, 'base' | 'cycle'> => prefilled ? { base: 1, cycle: scenario.prefill } : { base: idBlock() }
     if (settings.warmupSeconds > 0) {
       process.stderr.write(`  warm-up: ${settings.warmupSeconds} s\n`)
@@ -75,6 +78,7 @@ export async function runScenario (scenario: Scenario, load: LoadGenerator, root
     for (let i = 1; i <= settings.runs; i++) {
       process.stderr.write(`  measured: ${settings.seconds} s${settings.runs > 1 ? ` (${i} of ${settings.runs})` : ''}\n`)
       const logBefore = statSync(server.logPath).size
+      const receivedBefore = receiver?.received() ?? 0
       const before = snapshot(server.pid)
       const result = await load.run({ port: server.port, request: scenario.request, seconds: settings.seconds, ...ids() })
       const cpu = cpuUse(before, snapshot(server.pid))
@@ -82,12 +86,14 @@ export async function runScenario (scenario: Scenario, load: LoadGenerator, root
         result,
         cpu,
         rssKb: memoryKb(server.pid, 'VmRSS'),
-        logBytesPerRequest: result.requests > 0 ? (statSync(server.logPath).size - logBefore) / result.requests : undefined
+        logBytesPerRequest: result.requests > 0 ? (statSync(server.logPath).size - logBefore) / result.requests : undefined,
+        webhooks: receiver === undefined ? undefined : { pending: await pendingDeliveries(server.port), received: receiver.received() - receivedBefore }
       })
     }
     if (row.runs.some((run) => run.result.statusErrors > 0)) row.loggedError = await firstLoggedError(server.logPath)
     return row
   } finally {
     await stop(server.child)
+    await receiver?.close()
   }
 }

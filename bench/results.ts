@@ -28,6 +28,8 @@ export interface Measured {
   cpu: CpuUse
   rssKb: number
   logBytesPerRequest?: number
+  /** With a webhook subscriber: deliveries still pending right after the run, and received during it. */
+  webhooks?: { pending: number, received: number }
 }
 
 /** One scenario's row. */

@@ -36,6 +36,8 @@ export interface Scenario {
   compareTo?: string
   /** Why this row cannot run here (say, no PostgreSQL to talk to); undefined when it can. */
   skip?: () => string | undefined
+  /** Subscribed to a local receiver answering 200 before the warm-up; each run records the deliveries still pending after it. */
+  webhook?: boolean
 }
 
 const baselineServer: ServerSpec = { argv: ['--import', 'tsx', join(BENCH, 'baseline.ts')], env: () => ({}) }
@@ -59,17 +61,23 @@ export const createPlant: RequestSpec = {
   body: '{"id":{id},"name":"Monstera deliciosa","tag":"tropical"}'
 }
 
+const getPlant: RequestSpec = { method: 'GET', path: '/plants/{id}', ids: 'prefilled' }
+const getPage: RequestSpec = { method: 'GET', path: '/plants?limit=100' }
+
 export const scenarios: Scenario[] = [
   { name: 'baseline', server: baselineServer, request: createPlant },
   { name: 'memory', server: memory, request: createPlant },
   { name: 'sqlite', server: sqlite, request: createPlant },
+  // The webhook's cost: against the same store without a subscriber.
+  { name: 'sqlite with a webhook subscriber', server: service((dir) => `sqlite:${join(dir, 'plants.db')}`, { WEBHOOK_ALLOW_PRIVATE: 'true' }), request: createPlant, webhook: true, compareTo: 'sqlite' },
   { name: 'sqlite, no group commit', server: service((dir) => `sqlite:${join(dir, 'plants.db')}`, noGroupCommit), request: createPlant },
   { name: 'postgres', server: postgres(), request: createPlant, skip: needsPostgres },
   { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, skip: needsPostgres },
-  // Reads, against the same baseline (which answers the POST): the ratio says what a read
-  // costs next to the bare server's cheapest request.
-  { name: 'sqlite GET /plants/{id}', server: sqlite, prefill: 100_000, request: { method: 'GET', path: '/plants/{id}', ids: 'prefilled' } },
-  { name: 'sqlite GET /plants?limit=100', server: sqlite, prefill: 100_000, request: { method: 'GET', path: '/plants?limit=100' } }
+  // Reads, each against the bare server doing the same read from memory.
+  { name: 'baseline GET /plants/{id}', server: baselineServer, prefill: 100_000, request: getPlant },
+  { name: 'sqlite GET /plants/{id}', server: sqlite, prefill: 100_000, request: getPlant, compareTo: 'baseline GET /plants/{id}' },
+  { name: 'baseline GET /plants?limit=100', server: baselineServer, prefill: 100_000, request: getPage },
+  { name: 'sqlite GET /plants?limit=100', server: sqlite, prefill: 100_000, request: getPage, compareTo: 'baseline GET /plants?limit=100' }
 ]
 
 /** The footprint section's stores, filled in this order. */
