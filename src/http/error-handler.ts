@@ -10,23 +10,23 @@ import * as store from '../store/errors.js'
 // No answer reflects more of the client's input than this many characters.
 const MAX_ECHO = 100
 
-// Fastify's own wording for errors it raises, replaced where a client could not act on
-// it or where it would echo the request.
-const clearer: Record<string, (request: FastifyRequest) => string> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: (request) =>
-    `Content-Type ${echo(request.headers['content-type'] ?? '(none)')} is not supported: send application/json`,
-  FST_ERR_CTP_BODY_TOO_LARGE: (request) =>
-    `the body is larger than the limit of ${request.routeOptions.bodyLimit} bytes`,
-  FST_ERR_BAD_URL: () => 'the path is not valid percent-encoding',
-  FST_ERR_MAX_PARAM_LENGTH: (request) => `a path parameter is longer than ${request.server.initialConfig.maxParamLength} characters`
-}
-
-// The public code of each error Fastify raises itself; the status the code has wins.
-const fastifyCodes: Record<string, ErrorCode> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
-  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
-  FST_ERR_BAD_URL: 'invalid_path',
-  FST_ERR_MAX_PARAM_LENGTH: 'invalid_path'
+// The errors Fastify raises itself that the service answers as its own: each one's public
+// code (whose status wins) and its words, replaced where a client could not act on
+// Fastify's or where they would echo the request.
+const fromFastify: Record<string, { code: ErrorCode, message: (request: FastifyRequest) => string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    code: 'unsupported_media_type',
+    message: (request) => `Content-Type ${echo(request.headers['content-type'] ?? '(none)')} is not supported: send application/json`
+  },
+  FST_ERR_CTP_BODY_TOO_LARGE: {
+    code: 'body_too_large',
+    message: (request) => `the body is larger than the limit of ${request.routeOptions.bodyLimit} bytes`
+  },
+  FST_ERR_BAD_URL: { code: 'invalid_path', message: () => 'the path is not valid percent-encoding' },
+  FST_ERR_MAX_PARAM_LENGTH: {
+    code: 'invalid_path',
+    message: (request) => `a path parameter is longer than ${request.server.initialConfig.maxParamLength} characters`
+  }
 }
 
 type ServiceError = FastifyError & { headers?: Record<string, string>, details?: ErrorDetail[] }
@@ -53,7 +53,7 @@ export function errorHandler (thrown: ServiceError, request: FastifyRequest, rep
   if (error.headers !== undefined) reply.headers(error.headers)
   const message = code === 'internal_error'
     ? 'internal server error; the cause is in the service log'
-    : clearer[error.code]?.(request) ?? error.message
+    : fromFastify[error.code]?.message(request) ?? error.message
   const details = error.details ?? detailsOf(error)
   const status = ERROR_CODES[code].status
   reply.errorCode = code
@@ -65,8 +65,8 @@ function codeOf (error: ServiceError): ErrorCode {
   const own = typeof error.code === 'string' ? error.code.toLowerCase() : ''
   if (Object.hasOwn(ERROR_CODES, own)) return own as ErrorCode
   if (error.validation !== undefined) return error.validationContext === 'body' ? 'invalid_body' : 'invalid_parameter'
-  const known = fastifyCodes[error.code]
-  if (known !== undefined) return known
+  const known = fromFastify[error.code]
+  if (known !== undefined) return known.code
   if (error.statusCode === 404) return 'route_not_found' // a static file of the docs that is not there
   // Another client error Fastify or a plugin raises (a Content-Length that does not match, say).
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) return 'invalid_request'
