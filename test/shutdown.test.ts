@@ -15,6 +15,18 @@ t.test('SIGTERM in the middle of a burst: in-flight creates are committed and an
   t.ok(server.stdout.some((line) => line.includes('shutting down')), 'the shutdown is logged')
 })
 
+t.test('the log is written asynchronously, yet no line is lost: each answered request has its line after a SIGTERM', async (t) => {
+  const server = await startServer(t, { API_TOKENS: TOKEN })
+  const answers = await Promise.all(Array.from({ length: 200 }, async (_, i) =>
+    await server.request('POST', '/plants', { body: { id: i + 1, name: `Plant ${i + 1}` } })))
+  t.ok(answers.every((answer) => answer.statusCode === 200), 'all created')
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0)
+  const lines = server.stdout.filter((line) => line.includes('"route":"/plants"'))
+  t.equal(lines.length, 200, 'one line per request, none held back in the buffer')
+  t.ok(lines.every((line) => JSON.parse(line).status === 200), 'each a whole JSON line')
+})
+
 t.test('a shutdown that outlasts SHUTDOWN_GRACE_MS exits non-zero', async (t) => {
   const server = await startServer(t, { API_TOKENS: TOKEN, SHUTDOWN_GRACE_MS: '300' })
   // A request whose body never completes keeps the server from closing.

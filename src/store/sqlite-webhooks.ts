@@ -32,6 +32,11 @@ export class SqliteWebhooks implements WebhookStore {
   #listener = (): void => {}
   /** Set by announce inside a transaction, told once the transaction has committed. */
   #announced = false
+  /**
+   * Whether the transaction under way has a subscription to announce to, read by its
+   * first announce: most stores have none, and a create then skips writing a payload.
+   */
+  #subscribed: boolean | undefined
 
   constructor (db: Database.Database, write: Write, read: Read) {
     this.#write = write
@@ -69,11 +74,14 @@ export class SqliteWebhooks implements WebhookStore {
    * transaction, so they commit (or roll back) with the plant.
    */
   announce (plant: StoredPlant): void {
+    this.#subscribed ??= this.#statements.count.get()!.count > 0n
+    if (!this.#subscribed) return
     if (this.#statements.announce.run({ plant: plant.id, payload: announcement(plant), now: Date.now() }).changes > 0) this.#announced = true
   }
 
   /** Called by the store after each committed transaction. */
   committed (): void {
+    this.#subscribed = undefined
     if (!this.#announced) return
     this.#announced = false
     this.#listener()
@@ -81,6 +89,7 @@ export class SqliteWebhooks implements WebhookStore {
 
   /** Called by the store after a transaction rolled back: its deliveries were never written. */
   rolledBack (): void {
+    this.#subscribed = undefined
     this.#announced = false
   }
 
@@ -88,6 +97,7 @@ export class SqliteWebhooks implements WebhookStore {
     return await this.#write(WRITE_OVERHEAD_BYTES + 2 * url.length, () => {
       if (Number(this.#statements.count.get()!.count) >= max) return false
       this.#statements.subscribe.run(id, url, secret, createdAt.getTime())
+      this.#subscribed = true
       return true
     })
   }
