@@ -1,7 +1,9 @@
+import type { KeyObject } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { observer, type Metrics } from '../plugins/metrics.js'
 import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
 import type { Sender } from './sender.js'
+import { signingKey } from './signature.js'
 
 export interface DispatcherSettings {
   /** Attempts in flight at once for one subscription, in this instance. */
@@ -24,6 +26,9 @@ const POLL_INTERVAL_MS = 1000
 export const RETENTION_MS = 7 * 24 * 60 * 60 * 1000
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000
 
+/** A subscription as the dispatcher holds it: with its signing key, made once. */
+type Subscribed = StoredSubscription & { key: KeyObject }
+
 /** Full jitter: a random wait up to the exponential step, so that receivers that come back are not hit all at once. */
 export function retryDelay (attemptsMade: number, baseMs: number): number {
   return Math.random() * Math.min(MAX_RETRY_DELAY_MS, baseMs * 2 ** Math.min(attemptsMade - 1, 40))
@@ -44,7 +49,7 @@ export class Dispatcher {
   readonly #log: FastifyBaseLogger
   readonly #observe: (labels: string[], seconds: number) => void
   readonly #leaseMs: number
-  #subscriptions: StoredSubscription[] = []
+  #subscriptions: Subscribed[] = []
   readonly #inFlight = new Map<string, number>()
   readonly #attempts = new Set<Promise<void>>()
   /** Subscriptions whose last claim filled every free slot: more may be due. */
@@ -74,7 +79,7 @@ export class Dispatcher {
   /** Reads the subscriptions again (they may change on another instance), then looks for due deliveries. */
   refresh (): void {
     this.#store.subscriptions().then((subscriptions) => {
-      this.#subscriptions = subscriptions
+      this.#subscriptions = subscriptions.map((subscription) => ({ ...subscription, key: signingKey(subscription.secret) }))
       for (const id of this.#more) if (!subscriptions.some((subscription) => subscription.id === id)) this.#more.delete(id)
       this.wake()
       // Deliveries go with their subscription: without one there is nothing to prune.
@@ -129,22 +134,31 @@ export class Dispatcher {
     } while (this.#again && !this.#closed)
   }
 
-  #start (subscription: StoredSubscription, delivery: DueDelivery): void {
+  #start (subscription: Subscribed, delivery: DueDelivery): void {
     this.#inFlight.set(subscription.id, (this.#inFlight.get(subscription.id) ?? 0) + 1)
-    const attempt = this.#attempt(subscription, delivery).finally(() => {
-      const left = this.#inFlight.get(subscription.id)! - 1
-      // Forgotten when idle: subscriptions come and go.
-      if (left === 0) this.#inFlight.delete(subscription.id)
-      else this.#inFlight.set(subscription.id, left)
-      this.#attempts.delete(attempt)
-      if (this.#more.has(subscription.id)) this.wake()
-    })
+    const attempt = this.#attempt(subscription, delivery, () => this.#release(subscription.id))
+      .finally(() => this.#attempts.delete(attempt))
     this.#attempts.add(attempt)
   }
 
-  async #attempt (subscription: StoredSubscription, delivery: DueDelivery): Promise<void> {
+  /** Frees a slot of the subscription, and fills it if more may be due. */
+  #release (id: string): void {
+    const left = this.#inFlight.get(id)! - 1
+    // Forgotten when idle: subscriptions come and go.
+    if (left === 0) this.#inFlight.delete(id)
+    else this.#inFlight.set(id, left)
+    if (this.#more.has(id)) this.wake()
+  }
+
+  /**
+   * Sends one delivery and records what came of it. The slot is freed once the
+   * receiver has answered, before the record: recording waits for a commit shared with
+   * the creates, and holding the slot through it would cap deliveries at `concurrency`
+   * a commit. The lease keeps the delivery from being claimed again meanwhile.
+   */
+  async #attempt (subscription: Subscribed, delivery: DueDelivery, sent: () => void): Promise<void> {
     const started = performance.now()
-    const result = await this.#sender.send({ url: subscription.url, secret: subscription.secret, id: delivery.id, payload: delivery.payload })
+    const result = await this.#sender.send({ url: subscription.url, key: subscription.key, id: delivery.id, payload: delivery.payload }).finally(sent)
     const attempts = delivery.attempts + 1
     const retryInMs = result.delivered || attempts >= this.#settings.maxAttempts
       ? undefined

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto'
 import http from 'node:http'
 import https from 'node:https'
 import { isIP, type Socket } from 'node:net'
@@ -6,7 +7,8 @@ import { sign } from './signature.js'
 
 export interface Attempt {
   url: string
-  secret: string
+  /** The subscription's signing key (signingKey). */
+  key: KeyObject
   /** The delivery's id: the webhook-id header, the same on every attempt. */
   id: string
   payload: Buffer
@@ -49,7 +51,7 @@ export class Sender {
     this.#agents = { 'http:': new http.Agent(options), 'https:': new https.Agent(options) }
   }
 
-  async send ({ url, secret, id, payload }: Attempt): Promise<AttemptResult> {
+  async send ({ url, key, id, payload }: Attempt): Promise<AttemptResult> {
     const target = new URL(url)
     const host = target.hostname.replace(/^\[(.*)\]$/, '$1')
     try {
@@ -77,7 +79,7 @@ export class Sender {
           'user-agent': 'plant-store-webhooks/1.0.0',
           'webhook-id': id,
           'webhook-timestamp': timestamp,
-          'webhook-signature': sign(secret, id, timestamp, payload)
+          'webhook-signature': sign(key, id, timestamp, payload)
         }
       })
       // Covers connecting, the answer's status and draining its body.
