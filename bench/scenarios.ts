@@ -41,6 +41,7 @@ export interface Scenario {
 }
 
 const baselineServer: ServerSpec = { argv: ['--import', 'tsx', join(BENCH, 'baseline.ts')], env: () => ({}) }
+const frameworkServer: ServerSpec = { argv: ['--import', 'tsx', join(BENCH, 'framework.ts')], env: () => ({}) }
 
 function service (databaseUrl: (dir: string) => string, env: Record<string, string> = {}): ServerSpec {
   return { argv: [SERVICE_ENTRY], env: (dir) => ({ DATABASE_URL: databaseUrl(dir), ...env }) }
@@ -66,6 +67,8 @@ const getPage: RequestSpec = { method: 'GET', path: '/plants?limit=100' }
 
 export const scenarios: Scenario[] = [
   { name: 'baseline', server: baselineServer, request: createPlant },
+  // What Fastify alone costs: the service's rows are read against this one too.
+  { name: 'framework', server: frameworkServer, request: createPlant },
   { name: 'memory', server: memory, request: createPlant },
   { name: 'sqlite', server: sqlite, request: createPlant },
   // The webhook's cost: against the same store without a subscriber.
