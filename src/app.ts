@@ -12,6 +12,7 @@ import { RequestLog } from './http/request-log.js'
 import { buildValidatorCompiler } from './http/validation.js'
 import { loggerOptions } from './logger.js'
 import plants from './plants/plugin.js'
+import answerBatches from './plugins/answer-batches.js'
 import answerHeaders from './plugins/answer-headers.js'
 import auth from './plugins/auth.js'
 import closing from './plugins/closing.js'
@@ -72,6 +73,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   app.setNotFoundHandler(notFoundHandler(routes))
 
   await app.register(answerHeaders)
+  await app.register(answerBatches)
   // Before refuseUnrouted: a preflight is answered first, and a 404 is readable by the page.
   if (config.corsOrigins.length > 0) await app.register(cors, { origins: config.corsOrigins })
   app.addHook('onRequest', refuseUnrouted(routes))
