@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path'
 import { postgresUnavailable } from '../scripts/postgres-cluster.js'
-import { BENCH, SERVICE_ENTRY } from './settings.js'
+import { BENCH, SERVICE_ENTRY, SERVICE_NODE_FLAGS } from './settings.js'
 
 export interface RequestSpec {
   method: string
@@ -44,7 +44,7 @@ const baselineServer: ServerSpec = { argv: ['--import', 'tsx', join(BENCH, 'base
 const frameworkServer: ServerSpec = { argv: ['--import', 'tsx', join(BENCH, 'framework.ts')], env: () => ({}) }
 
 function service (databaseUrl: (dir: string) => string, env: Record<string, string> = {}): ServerSpec {
-  return { argv: [SERVICE_ENTRY], env: (dir) => ({ DATABASE_URL: databaseUrl(dir), ...env }) }
+  return { argv: [...SERVICE_NODE_FLAGS, SERVICE_ENTRY], env: (dir) => ({ DATABASE_URL: databaseUrl(dir), ...env }) }
 }
 
 const memory = service(() => 'memory:')

@@ -4,12 +4,16 @@
  * bearer token its servers accept, and BenchError, a failure it explains itself.
  */
 import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 export const BENCH = join(ROOT, 'bench')
 export const SERVICE_ENTRY = join(ROOT, 'dist', 'src', 'server.js')
+/** The Node flags `npm start` gives the service (its young-generation cap), read from package.json: the bench runs it as shipped. */
+export const SERVICE_NODE_FLAGS: string[] = (/^exec node ((?:--\S+ )*)dist\/src\/server\.js$/
+  .exec(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start)?.[1] ?? '').split(' ').filter((flag) => flag !== '')
 
 export const settings = {
   seconds: envNumber('BENCH_SECONDS', 10),
