@@ -6,7 +6,7 @@ const REDACTED = '[redacted]'
 // Lines are written in blocks of about this many bytes, and at least this often: one
 // write a block instead of one a line, and a line at most a tenth of a second late.
 const BLOCK_BYTES = 4096
-const FLUSH_MS = 100
+export const FLUSH_MS = 100
 // Past this much waiting to be written (an output that stopped reading), lines are
 // dropped rather than held: the log cannot take the service's memory.
 const MAX_WAITING_BYTES = 16 * 1024 * 1024

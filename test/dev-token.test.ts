@@ -2,7 +2,7 @@ import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import t from 'tap'
 import { loadConfig } from '../src/config.js'
 import { devToken } from '../src/tokens/dev-token.js'
-import { failedStart, startServer, waitForLine, type RunningServer } from './helpers/server.js'
+import { failedStart, logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.js'
 
 // Neither API_TOKENS nor API_TOKENS_FILE: the service makes its own token.
 const NO_TOKENS = { API_TOKENS: '', API_TOKENS_FILE: '' }
@@ -29,6 +29,7 @@ t.test('on SQLite the generated token is kept beside the database, 0600, and eve
   const second = await startServer(t, env)
   t.equal(await generatedToken(second), token, 'the same token, printed again')
   t.equal((await second.request('GET', '/plants/1', { token })).statusCode, 200, 'and accepted')
+  await logsArrived()
   t.notOk(second.stdout.some((line) => line.includes(token)), 'never in the logs')
 })
 

@@ -3,7 +3,7 @@ import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
 import { ERROR_CODES, ErrorBody, type ErrorCode } from '../schemas/error.js'
 import { AUTH, TOKEN, assertError, postPlant, testApp } from './helpers/app.js'
-import { startServer, waitForLine } from './helpers/server.js'
+import { logsArrived, startServer, waitForLine } from './helpers/server.js'
 
 t.test('the document lists every code, and every error example is an Error of its status and code', async (t) => {
   const app = await testApp(t)
@@ -145,6 +145,7 @@ t.test('a lockout is logged at warn with the client address, once, and answered 
   t.equal(line.client, '127.0.0.1')
   t.equal(line.code, 'auth_locked_out')
   t.match(line.msg, /client 127\.0\.0\.1 locked out for a minute: 2 rejected tokens/)
+  await logsArrived()
   t.equal(server.stdout.filter((l) => /locked out for/.test(l)).length, 1, 'one line per lockout, not one per refused request')
 })
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { TOKEN } from './helpers/app.js'
 import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
 import { ackedPlantsSurvive } from './helpers/acked-writes.js'
-import { startServer, waitForLine, type RunningServer } from './helpers/server.js'
+import { logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
 
 const UNAVAILABLE = '{"error":503,"message":"the plant store is unavailable right now; retry later","code":"store_unavailable"}'
@@ -39,6 +39,7 @@ t.test('three service instances on one PostgreSQL', { skip: postgresUnavailable(
     const codes = await Promise.all(servers.map(async (server, i) =>
       (await retryUntil(async () => await create(server, { id: i, name: 'early' }), (code) => code === 200, 10_000)).value))
     t.same(codes, [200, 200, 200], 'each connected and migrated within the backoff cap')
+    await logsArrived()
     for (const server of servers) t.equal(logged(server, 'store is available: connected and migrated').length, 1)
     t.same(await Promise.all(servers.map(async (server) => (await server.request('GET', '/health/ready')).statusCode)), [200, 200, 200], 'ready')
   })
@@ -82,6 +83,7 @@ t.test('three service instances on one PostgreSQL', { skip: postgresUnavailable(
       t.same([res.statusCode, res.body], [503, UNAVAILABLE], `${method} ${path}`)
       t.ok(res.ms < 5000, `answered in ${Math.round(res.ms)} ms`)
     }
+    await logsArrived()
     for (const server of servers) {
       const outages = logged(server, 'store is unavailable;')
       t.equal(outages.length, 1, 'the outage is logged once')
@@ -100,6 +102,7 @@ t.test('three service instances on one PostgreSQL', { skip: postgresUnavailable(
     t.equal((await at(1).request('GET', '/health/ready')).statusCode, 200, 'ready again')
     for (const server of servers) {
       await waitForLine(server.stdout, /store is available again/)
+      await logsArrived()
       t.equal(logged(server, 'store is available again').length, 1, 'the recovery is logged once')
       t.equal(server.child.exitCode, null, 'the process kept running throughout')
       t.same(server.stdout.filter((line) => /"level":(50|60)/.test(line) && !line.includes('store is unavailable;')), [], 'nothing else went wrong')

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { failedStart, startServer, waitForLine } from './helpers/server.js'
+import { failedStart, logsArrived, startServer, waitForLine } from './helpers/server.js'
 
 t.test('with neither API_TOKENS nor API_TOKENS_FILE the service makes a token, prints it once, and runs closed', async (t) => {
   const server = await startServer(t, { API_TOKENS: '' })
@@ -13,6 +13,7 @@ t.test('with neither API_TOKENS nor API_TOKENS_FILE the service makes a token, p
   t.equal(res.statusCode, 200)
   t.same(res.json(), { name: 'Rose', tag: 'flower' })
   t.equal(server.stderr.filter((l) => l.includes('generated token')).length, 1, 'printed once')
+  await logsArrived()
   t.notOk(server.stdout.some((l) => l.includes(token)), 'and not in the logs')
   const completed = JSON.parse(await waitForLine(server.stdout, /"status":200/))
   t.equal(completed.token, 'generated', 'where it is named "generated"')
@@ -41,6 +42,7 @@ t.test('logs are JSON lines, one per request, with its time, client and error co
   t.ok(completed.every((line) => line.client === '127.0.0.1'), "the client's address")
   t.same(completed.map((line) => line.token), ['API_TOKENS[1]', undefined, undefined, 'API_TOKENS[1]'], 'a known token is named, by its place in API_TOKENS')
   t.same(completed.map((line) => line.code), [undefined, 'token_invalid', 'token_missing', undefined], 'a failure names its error code')
+  await logsArrived()
   const all = server.stdout.join('\n') + server.stderr.join('\n')
   t.notOk(all.includes(token), 'the valid token is not logged')
   t.notOk(all.includes('wrong-token-456'), 'nor a rejected one')

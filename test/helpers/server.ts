@@ -4,6 +4,7 @@ import { connect } from 'node:net'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
+import { FLUSH_MS } from '../../src/logger.js'
 import { TOKEN } from './app.js'
 import { retryUntil } from './wait.js'
 
@@ -151,6 +152,15 @@ export async function failedStart (env: NodeJS.ProcessEnv): Promise<{ code: numb
   child.stderr!.on('data', (chunk) => { stderr += chunk })
   const [code] = await once(child, 'exit')
   return { code, stderr }
+}
+
+/**
+ * Resolves once every line the service has logged so far has reached `stdout`: it
+ * writes its log in blocks, each line within FLUSH_MS. A test that checks a line is
+ * absent, or counts lines, waits for this first.
+ */
+export async function logsArrived (): Promise<void> {
+  await sleep(3 * FLUSH_MS)
 }
 
 /** Resolves with the first line matching, waiting up to timeoutMs for the process to write it. */
