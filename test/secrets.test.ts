@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import t from 'tap'
 import { TOKEN } from './helpers/app.js'
-import { startServer, waitForLine } from './helpers/server.js'
+import { logsArrived, startServer, waitForLine } from './helpers/server.js'
 
 const PASSWORD = 'S3cret-Pa55word'
 
@@ -48,6 +48,7 @@ t.test('a database that answers with the password in its error: no log line and 
   t.equal(create.statusCode, 503)
   t.notMatch(create.body, /password|authentication/)
 
+  await logsArrived()
   const everything = [...server.stdout, ...server.stderr].join('\n')
   t.notOk(everything.includes(PASSWORD), 'the password is in no line the service wrote')
   t.notOk(everything.includes(TOKEN), 'nor is the token')

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { assertError, AUTH, testApp } from './helpers/app.js'
-import { startServer, waitForLine, type RunningServer } from './helpers/server.js'
+import { logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.js'
 import { testToken, writeTokens } from './helpers/tokens.js'
 import { retryUntil } from './helpers/wait.js'
 
@@ -89,6 +89,7 @@ t.test('SIGHUP reloads the tokens file while clients keep requesting: none of th
   t.same(answers.filter((code) => code !== 200), [], 'every one of them answered 200')
   t.equal(server.child.exitCode, null, 'SIGHUP does not stop the service')
 
+  await logsArrived()
   const lines = server.stdout.map((line) => JSON.parse(line)).filter((line) => line.msg === 'request completed')
   t.ok(lines.filter((line) => line.method === 'POST').every((line) => line.token === 'keeper'), 'each request\'s line names its token')
   t.ok(lines.some((line) => line.status === 401 && line.token === undefined), 'an unknown token is named by no line')

@@ -4,7 +4,7 @@ import t from 'tap'
 import { TOKEN } from './helpers/app.js'
 import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
 import { startReceiver, type Received } from './helpers/receiver.js'
-import { startServer, type RunningServer } from './helpers/server.js'
+import { logsArrived, startServer, type RunningServer } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
 import { deliveryLog, subscribe, webhookId } from './helpers/webhook-client.js'
 
@@ -85,6 +85,7 @@ t.test('webhooks with several instances on one PostgreSQL', { skip: postgresUnav
     t.same(new Set(log.map((d) => d.plantId)), new Set(expected.keys()), 'the log names each plant, its id exact')
     t.same(new Set(log.map((d) => d.id)), new Set(byId.keys()), 'the log ids are the webhook-ids sent')
 
+    await logsArrived()
     const deliveredBy = [a, b].map((server) => about(server, subscription.id, 'webhook delivered').map((line) => line.delivery))
     t.equal(deliveredBy[0].length + deliveredBy[1].length, 200, `the instances made 200 attempts between them (${deliveredBy[0].length} + ${deliveredBy[1].length})`)
     t.equal(new Set(deliveredBy.flat()).size, 200, 'no delivery attempted by both')
