@@ -1,14 +1,11 @@
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { AUTH, TOKEN } from './helpers/app.js'
+import { AUTH, testApp } from './helpers/app.js'
 
 // Answers ready in one event-loop turn leave together (src/plugins/answer-batches.ts):
 // whatever goes wrong writing one of them must not hold up or fail the others.
 
 t.test('an answer that cannot be written fails alone: a 500, and the others of its turn still leave', async (t) => {
-  const app = await buildApp(loadConfig({ API_TOKENS: TOKEN, DATABASE_URL: 'memory:', LOG_LEVEL: 'silent' }))
-  t.teardown(async () => await app.close())
+  const app = await testApp(t)
   // Node refuses a header value holding a line break when the answer is written.
   app.get('/broken', { config: { quietLog: true } }, async (_request, reply) => {
     reply.header('x-broken', 'a\nb')
@@ -29,8 +26,7 @@ t.test('an answer that cannot be written fails alone: a 500, and the others of i
 })
 
 t.test('many answers of one turn all leave, each with its own body', async (t) => {
-  const app = await buildApp(loadConfig({ API_TOKENS: TOKEN, DATABASE_URL: 'memory:', LOG_LEVEL: 'silent' }))
-  t.teardown(async () => await app.close())
+  const app = await testApp(t)
   const answers = await Promise.all(Array.from({ length: 200 }, async (_, i) =>
     await app.inject({ method: 'POST', url: '/plants', headers: AUTH, payload: { id: i, name: `Plant ${i}` } })))
   t.same(answers.map((answer) => answer.statusCode), Array(200).fill(200))
