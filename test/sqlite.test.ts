@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises'
 import Database from 'better-sqlite3'
+import { pino } from 'pino'
 import t from 'tap'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { pino } from 'pino'
 import { SCHEMA_VERSION } from '../src/store/sqlite-schema.js'
 import { SqliteStore } from '../src/store/sqlite.js'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
@@ -81,16 +81,16 @@ t.test('a create in the same commit as the first subscription is announced when 
   const store = new SqliteStore(`${t.testdir()}/plants.db`, { log: pino({ level: 'silent' }), maxBatch: 512, maxQueueBytes: 1 << 20, onBatch: () => {} })
   t.teardown(async () => await store.close())
   const subscription = { id: 'wh_1', url: 'http://127.0.0.1:9/', secret: 'whsec_x', createdAt: new Date() }
-  const told: number[] = []
+  let told = 0
   const outcomes = await Promise.all([
     store.create({ id: 1n, name: 'before' }),
     store.webhooks.subscribe(subscription, 10),
     store.create({ id: 2n, name: 'after' })
   ])
-  store.webhooks.onAnnounced(() => told.push(1))
+  store.webhooks.onAnnounced(() => { told++ })
   t.same(outcomes.map((outcome) => typeof outcome === 'boolean' ? outcome : outcome.outcome), ['created', true, 'created'])
   t.same((await store.webhooks.deliveries('wh_1', { limit: 10 })).map((delivery) => delivery.plantId), [2n], 'plant 2 only')
   await store.create({ id: 3n, name: 'later' })
   t.same((await store.webhooks.deliveries('wh_1', { limit: 10 })).map((delivery) => delivery.plantId), [3n, 2n], 'and every later one')
-  t.same(told, [1], 'the later create was told to the dispatcher')
+  t.equal(told, 1, 'the later create was told to the dispatcher')
 })
