@@ -84,6 +84,8 @@ t.test('webhooks with several instances on one PostgreSQL', { skip: postgresUnav
     t.same(log.filter((d) => d.status !== 'delivered' || d.attempts !== 1 || d.lastStatusCode !== 200), [], 'each delivered at the first attempt')
     t.same(new Set(log.map((d) => d.plantId)), new Set(expected.keys()), 'the log names each plant, its id exact')
     t.same(new Set(log.map((d) => d.id)), new Set(byId.keys()), 'the log ids are the webhook-ids sent')
+    // Both are PostgreSQL's now(); the id keeps its milliseconds, the log's createdAt rounds its microseconds.
+    t.same(log.filter((d) => Math.abs(parseInt(d.id.slice(4, 16), 16) - Date.parse(d.createdAt)) > 1), [], 'each id begins with its creation time in ms')
 
     await logsArrived()
     const deliveredBy = [a, b].map((server) => about(server, subscription.id, 'webhook delivered').map((line) => line.delivery))

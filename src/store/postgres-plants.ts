@@ -25,7 +25,8 @@ export const SELECT_PAGE_BY_TAG = `${SELECT_PLANTS} WHERE md5(tag) = md5($1::byt
 // in one statement: its deliveries commit with it. The subscriptions it announces to are
 // locked (FOR KEY SHARE, which only a delete conflicts with) until it commits, so that a
 // subscription deleted meanwhile waits for it and then finds its deliveries (see
-// unsubscribe). gen_random_uuid is PostgreSQL 13's.
+// unsubscribe). A delivery's id is time-ordered (see StoredDelivery in webhooks.ts); its
+// random part is the last 20 hex digits of gen_random_uuid, PostgreSQL 13's.
 const INSERT_PLANTS = `WITH batch AS (
     SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[]) AS batch (id, name, tag, announcement)
   ), inserted AS (
@@ -36,7 +37,8 @@ const INSERT_PLANTS = `WITH batch AS (
     SELECT id FROM webhooks FOR KEY SHARE
   ), announced AS (
     INSERT INTO webhook_deliveries (id, webhook_id, plant_id, payload, next_attempt_at)
-    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), subscribers.id, batch.id, batch.announcement, now()
+    SELECT 'msg_' || lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || right(replace(gen_random_uuid()::text, '-', ''), 20),
+      subscribers.id, batch.id, batch.announcement, now()
     FROM inserted JOIN batch USING (id) CROSS JOIN subscribers
   )
   SELECT id FROM inserted`

@@ -42,8 +42,9 @@ export class SqliteWebhooks implements WebhookStore {
     this.#write = write
     this.#read = read
     this.#statements = {
+      // The delivery's id is time-ordered: see StoredDelivery.
       announce: db.prepare<[{ plant: bigint, payload: Buffer, now: number }]>(`INSERT INTO webhook_deliveries (id, webhook_id, plant_id, payload, next_attempt_at, created_at)
-        SELECT 'msg_' || lower(hex(randomblob(16))), id, @plant, @payload, @now, @now FROM webhooks`),
+        SELECT 'msg_' || printf('%012x', @now) || lower(hex(randomblob(10))), id, @plant, @payload, @now, @now FROM webhooks`),
       count: db.prepare<[], { count: bigint }>('SELECT count(*) AS count FROM webhooks'),
       subscribe: db.prepare<[string, string, string, number]>('INSERT INTO webhooks (id, url, secret, created_at) VALUES (?, ?, ?, ?)'),
       subscriptions: db.prepare<[], SubscriptionRow>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhooks ORDER BY rowid`),
