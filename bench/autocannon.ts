@@ -38,10 +38,12 @@ if (options.request.body !== undefined) headers['content-type'] = 'application/j
 
 const withId = (template: string, id: number): string => template.replaceAll('{id}', String(id))
 
+// As request.lua: a cycle's ids are visited in a scattered order (see SCATTER there).
+const SCATTER = 1000003
 let n = 0
 function nextId (): number {
   const i = n++
-  return options.cycle === undefined ? options.base + i : options.base + (i % options.cycle)
+  return options.cycle === undefined ? options.base + i : options.base + (i % options.cycle * SCATTER) % options.cycle
 }
 
 interface Summary {

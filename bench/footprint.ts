@@ -2,25 +2,39 @@
  * The footprint section (BENCH_MILLION, a million plants by default): what a store holds
  * on to once it has many plants. Each store's server is filled through POST /plants,
  * its RSS read empty, filled and at its peak, its database measured on disk while it
- * runs, and the rows stored counted afterwards rather than assumed.
+ * runs, and the rows stored counted afterwards rather than assumed. For a store with
+ * `rates`, reads by id, pages anywhere in the store and creates are then measured on the
+ * filled server, and first on a server holding SMALL_STORE plants: whether a request's
+ * cost stays flat as the store grows.
  */
 import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import type { LoadGenerator } from './load.js'
 import { memoryKb } from './machine.js'
-import { fill } from './measure.js'
+import { fill, idBlock } from './measure.js'
 import { stop } from './processes.js'
-import type { Footprint } from './results.js'
-import type { ServerSpec } from './scenarios.js'
-import { startServer } from './server.js'
+import { socketErrors, type Footprint, type LoadResult, type SizeRate } from './results.js'
+import { createPlant, getPageAfter, getPlant, SMALL_STORE, type RequestSpec, type ServerSpec } from './scenarios.js'
+import { type Server, startServer } from './server.js'
+import { fail, settings } from './settings.js'
 
-export async function footprint (store: string, spec: ServerSpec, load: LoadGenerator, root: string, count: number): Promise<Footprint> {
+// Reads before creates, so that they find exactly the plants filled; with the ids a read
+// cycles over: a page starts at most 100 plants from the end, so every page is full
+// (short pages would flatter the small store).
+const SIZE_REQUESTS: Array<[string, RequestSpec, (count: number) => number]> = [
+  ['GET /plants/{id}', getPlant, (count) => count],
+  ['GET /plants?limit=100&after={id}', getPageAfter, (count) => count - 100],
+  ['POST /plants', createPlant, (count) => count]
+]
+
+export async function footprint (store: string, spec: ServerSpec, load: LoadGenerator, root: string, count: number, withRates: boolean): Promise<Footprint> {
+  const out: Footprint = { store }
+  const small = withRates ? await smallStoreRates(store, spec, load, root) : undefined
   const dir = join(root, `million-${store}`)
   mkdirSync(dir, { recursive: true })
   process.stderr.write(`bench: ${count.toLocaleString('en-US')} plants into ${store}\n`)
   const server = await startServer(spec, dir)
-  const out: Footprint = { store }
   try {
     out.rssEmptyKb = memoryKb(server.pid, 'VmRSS')
     out.fill = await fill(load, server, count, 1)
@@ -31,19 +45,55 @@ export async function footprint (store: string, spec: ServerSpec, load: LoadGene
       const size = (path: string): number => existsSync(path) ? statSync(path).size : 0
       // Measured while the service runs: what it occupies in service, WAL included.
       out.disk = { db: size(db), wal: size(`${db}-wal`), shm: size(`${db}-shm`) }
+      out.rows = countRows(db)
+    }
+    if (small !== undefined) {
+      const filled = await rates(load, server, count)
+      out.smallCount = SMALL_STORE
+      out.rates = SIZE_REQUESTS.map(([request], i): SizeRate => ({ request, small: small[i], filled: filled[i] }))
     }
   } finally {
     await stop(server.child)
   }
-  const db = join(dir, 'plants.db')
-  if (existsSync(db)) {
-    // Counted, not assumed: a fill that lost creates must not pass for a full one.
-    const reader = new Database(db, { readonly: true })
-    try {
-      out.rows = Number(reader.prepare('SELECT count(*) AS n FROM plants').pluck().get())
-    } finally {
-      reader.close()
-    }
-  }
   return out
+}
+
+/**
+ * Counted, not assumed: a fill that lost creates must not pass for a full one. Read
+ * while the service runs (WAL lets a reader in beside it), before the rates add plants.
+ */
+function countRows (db: string): number {
+  const reader = new Database(db, { readonly: true })
+  try {
+    return Number(reader.prepare('SELECT count(*) AS n FROM plants').pluck().get())
+  } finally {
+    reader.close()
+  }
+}
+
+async function smallStoreRates (store: string, spec: ServerSpec, load: LoadGenerator, root: string): Promise<LoadResult[]> {
+  const dir = join(root, `small-${store}`)
+  mkdirSync(dir, { recursive: true })
+  process.stderr.write(`bench: ${SMALL_STORE.toLocaleString('en-US')} plants into ${store}, for its rates\n`)
+  const server = await startServer(spec, dir)
+  try {
+    await fill(load, server, SMALL_STORE, 1)
+    return await rates(load, server, SMALL_STORE)
+  } finally {
+    await stop(server.child)
+  }
+}
+
+/** Each of SIZE_REQUESTS on a server holding plants 1..count, after a warm-up of its own. */
+async function rates (load: LoadGenerator, server: Server, count: number): Promise<LoadResult[]> {
+  const results: LoadResult[] = []
+  for (const [name, request, cycle] of SIZE_REQUESTS) {
+    process.stderr.write(`  ${name} at ${count.toLocaleString('en-US')} plants\n`)
+    const ids = () => request.ids === 'prefilled' ? { base: 1, cycle: cycle(count) } : { base: idBlock() }
+    if (settings.warmupSeconds > 0) await load.run({ port: server.port, request, seconds: settings.warmupSeconds, ...ids() })
+    const result = await load.run({ port: server.port, request, seconds: settings.seconds, ...ids() })
+    if (result.statusErrors + socketErrors(result) > 0) fail(`${name} at ${count} plants had errors`)
+    results.push(result)
+  }
+  return results
 }

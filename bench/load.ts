@@ -15,7 +15,7 @@ import { BENCH, fail, ROOT, settings, TOKEN } from './settings.js'
 export interface LoadOptions {
   port: number
   request: RequestSpec
-  /** First id; with `cycle`, ids wrap over base..base+cycle-1. */
+  /** First id; with `cycle`, ids wrap over base..base+cycle-1, in a scattered order. */
   base: number
   cycle?: number
   /** A timed run... */

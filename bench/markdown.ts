@@ -153,10 +153,24 @@ function footprintTable (count: number, results: Footprint[]): Section {
   return { lines: out, valid }
 }
 
+/** Each request's rate on the small store and on the filled one: flat with size when the change is small. */
+function sizeTable (count: number, f: Footprint): string[] {
+  if (f.rates === undefined || f.smallCount === undefined) return []
+  const body = f.rates.map(({ request, small, filled }) => [
+    `\`${request}\``,
+    `${int(rps(small))} (p99 ${ms(small.p99Us)} ms)`,
+    `${int(rps(filled))} (p99 ${ms(filled.p99Us)} ms)`,
+    `${rps(filled) >= rps(small) ? '+' : ''}${(100 * (rps(filled) / rps(small) - 1)).toFixed(1)}%`
+  ])
+  return ['', `Requests/s of ${f.store} at ${int(f.smallCount)} and at ${int(count)} plants, in this run:`, '',
+    table(['request', `at ${int(f.smallCount)}`, `at ${int(count)}`, 'change'], body)]
+}
+
 export function footprintSection (r: BenchResults): Section {
   if (r.footprint === undefined) return { lines: ['', '(footprint section skipped: BENCH_SKIP_MILLION=1)'], valid: true }
-  const section = footprintTable(r.footprint.count, r.footprint.stores)
-  return { lines: ['', `## ${int(r.footprint.count)} plants`, '', ...section.lines], valid: section.valid }
+  const { count, stores } = r.footprint
+  const section = footprintTable(count, stores)
+  return { lines: ['', `## ${int(count)} plants`, '', ...section.lines, ...stores.flatMap((f) => sizeTable(count, f))], valid: section.valid }
 }
 
 export function closing (totalSeconds: number | undefined, valid: boolean): string[] {

@@ -24,7 +24,8 @@ import { pendingDeliveries, startReceiver, subscribe } from './webhook.js'
 const ID_BLOCK = 1e9
 let nextBlock = randomInt(1, 8_000_000)
 
-function idBlock (): number {
+/** A block of ids no run has sent yet, for creates that must really insert. */
+export function idBlock (): number {
   return ID_BLOCK * nextBlock++
 }
 

@@ -3,7 +3,9 @@
 -- Arguments (after `--`), each key=value:
 --   token=<bearer token>  method=POST  path=/plants  body=<template>  threads=<wrk -t>
 --   base=<first id>
---   cycle=<n>   ids wrap over base .. base+n-1 (reads of a pre-filled store)
+--   cycle=<n>   ids wrap over base .. base+n-1 (reads of a pre-filled store), visited
+--               in a scattered order: each read lands anywhere in the store, as a
+--               client's would, rather than next to the one before it
 --   total=<n>   fill: ids base .. base+n-1 exactly once, split between the threads;
 --               each thread prints FILL_PROGRESS every 50000 ids, and FILL_THREAD_DONE
 --               when its share is sent, then stops
@@ -19,6 +21,10 @@
 -- done() prints one line, `BENCH_RESULT {json}`, that bench/load.ts parses.
 
 local thread_count = 0
+
+-- A prime: multiplying by it modulo a cycle that it does not divide visits every id of
+-- the cycle once, far apart. Products stay below 2^53 for cycles up to 10^9.
+local SCATTER = 1000003
 
 function setup (thread)
   thread:set('tid', thread_count)
@@ -114,7 +120,7 @@ function request ()
       end
     end
   elseif cycle then
-    id = first + (offset + n) % cycle
+    id = first + ((offset + n) % cycle * SCATTER) % cycle
   else
     id = first + n * step
   end

@@ -47,8 +47,18 @@ export interface Row {
 }
 
 /** One store filled with `count` plants through POST /plants. */
+/** One request's rate on a small store and on the filled one, measured in the same run. */
+export interface SizeRate {
+  request: string
+  small: LoadResult
+  filled: LoadResult
+}
+
 export interface Footprint {
   store: string
+  /** How many plants the small store held; with `rates`. */
+  smallCount?: number
+  rates?: SizeRate[]
   fill?: LoadResult & { seconds: number }
   rssEmptyKb?: number
   rssKb?: number

@@ -114,9 +114,9 @@ async function main (): Promise<number> {
     if (!settings.skipMillion && settings.million !== 0) {
       const stores: Footprint[] = []
       results.footprint = { count: settings.million, stores }
-      for (const [store, spec] of footprintStores) {
+      for (const [store, spec, { rates }] of footprintStores) {
         try {
-          stores.push(await footprint(store, spec, load, root, settings.million))
+          stores.push(await footprint(store, spec, load, root, settings.million, rates))
         } catch (err) {
           if (!(err instanceof BenchError)) throw err
           process.stderr.write(`bench: footprint ${store} failed: ${err.message}\n`)

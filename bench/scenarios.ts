@@ -62,8 +62,10 @@ export const createPlant: RequestSpec = {
   body: '{"id":{id},"name":"Monstera deliciosa","tag":"tropical"}'
 }
 
-const getPlant: RequestSpec = { method: 'GET', path: '/plants/{id}', ids: 'prefilled' }
+export const getPlant: RequestSpec = { method: 'GET', path: '/plants/{id}', ids: 'prefilled' }
 const getPage: RequestSpec = { method: 'GET', path: '/plants?limit=100' }
+/** A page anywhere in the store: the first page would cost the same at any size. */
+export const getPageAfter: RequestSpec = { method: 'GET', path: '/plants?limit=100&after={id}', ids: 'prefilled' }
 
 export const scenarios: Scenario[] = [
   { name: 'baseline', server: baselineServer, request: createPlant },
@@ -83,5 +85,7 @@ export const scenarios: Scenario[] = [
   { name: 'sqlite GET /plants?limit=100', server: sqlite, prefill: 100_000, request: getPage, compareTo: 'baseline GET /plants?limit=100' }
 ]
 
-/** The footprint section's stores, filled in this order. */
-export const footprintStores = [['sqlite', sqlite], ['memory', memory]] as const
+/** The footprint section's stores, filled in this order; rates: whether its rates are compared with a small store's. */
+export const footprintStores = [['sqlite', sqlite, { rates: true }], ['memory', memory, { rates: false }]] as const
+/** The small store the filled one's rates are compared with. */
+export const SMALL_STORE = 1000
