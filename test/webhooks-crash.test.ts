@@ -101,7 +101,7 @@ async function checkDelivered (t: Test, server: RunningServer, receiver: Awaited
 }
 
 t.test('kill -9 while attempts are in flight: after a restart every acknowledged plant is delivered, under the same webhook-id', async (t) => {
-  // A lease of 2 × 500 + 1000 ms: the restarted process takes over the killed one's attempts 2 s after they were claimed.
+  // A lease of 3 × 500 + 1000 ms: the restarted process takes over the killed one's attempts 2.5 s after they were claimed.
   const env = envFor(t, { WEBHOOK_TIMEOUT_MS: '500', WEBHOOK_RETRY_BASE_MS: '100' })
   const receiver = await startReceiver(t, () => 'hang')
   let server = await startServer(t, env)

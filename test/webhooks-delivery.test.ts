@@ -321,6 +321,31 @@ t.test('a hanging receiver does not hold up another subscription to the same hos
   await server.close()
 })
 
+t.test('deliveries claimed ahead fill each freed slot at once: all delivered, never more than WEBHOOK_CONCURRENCY at a time', async (t) => {
+  // A timeout long enough that a delivery left behind would only come after the test's wait.
+  const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY, WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_CONCURRENCY: '3' })
+  let inFlight = 0
+  let most = 0
+  const bodies: string[] = []
+  const server = await startServer(t, (_path, body, response) => {
+    inFlight++
+    most = Math.max(most, inFlight)
+    bodies.push(body)
+    setTimeout(() => {
+      inFlight--
+      response.end()
+    }, 20)
+  })
+  const sub = await subscribe(t, app, `${server.url}/hooks`)
+  const PLANTS = 20
+  await Promise.all(Array.from({ length: PLANTS }, async (_, i) => await postPlant(app, { id: i + 1, name: `p${i + 1}` })))
+  const log = await logUntil(app, sub.id, (log) => settled(log, PLANTS), 4000)
+  t.ok(settled(log, PLANTS), `all ${PLANTS} delivered well within a lease: ${JSON.stringify(log.map((d) => d.status))}`)
+  t.equal(bodies.length, PLANTS, 'each received once')
+  t.equal(most, 3, 'three attempts at a time at most, and three reached')
+  await server.close()
+})
+
 t.test('deleting a subscription stops its deliveries', async (t) => {
   const app = await testApp(t, { ...PRIVATE, ...FAST })
   const receiver = await startReceiver(t, () => 500)

@@ -38,9 +38,12 @@ export function retryDelay (attemptsMade: number, baseMs: number): number {
  * Delivers what the outbox holds, in the background. Each subscription's due deliveries
  * are claimed (leased, so that one instance at a time attempts each) and attempted, at
  * most `concurrency` at once per subscription: a slow or dead receiver holds up only its
- * own deliveries. Each attempt is recorded: delivered, retried with backoff, or failed
- * after the last attempt. Closing stops claiming and waits for the attempts in flight,
- * for at most closeWaitMs; what was not claimed stays pending for the next start.
+ * own deliveries. As many again are claimed ahead, so that a slot that frees starts its
+ * next attempt at once rather than after a claim's commit. Each attempt is recorded:
+ * delivered, retried with backoff, or failed after the last attempt. Closing stops
+ * claiming and waits for the attempts in flight, for at most closeWaitMs; what was not
+ * claimed stays pending for the next start, and what was claimed ahead but not started
+ * is taken up again once its lease expires.
  */
 export class Dispatcher {
   readonly #store: WebhookStore
@@ -51,6 +54,8 @@ export class Dispatcher {
   readonly #leaseMs: number
   #subscriptions: Subscribed[] = []
   readonly #inFlight = new Map<string, number>()
+  /** Per subscription: deliveries claimed ahead, waiting for a slot, oldest first. */
+  readonly #ready = new Map<string, DueDelivery[]>()
   readonly #attempts = new Set<Promise<void>>()
   /** Subscriptions whose last claim filled every free slot: more may be due. */
   readonly #more = new Set<string>()
@@ -66,8 +71,9 @@ export class Dispatcher {
     this.#settings = settings
     this.#log = log
     this.#observe = observer(metrics.webhookAttempts)
-    // Long enough for an attempt and its record; then another instance may take it over.
-    this.#leaseMs = 2 * settings.timeoutMs + 1000
+    // Long enough to wait for a slot (behind one attempt at most), for its own attempt
+    // and for its record; then another instance may take it over.
+    this.#leaseMs = 3 * settings.timeoutMs + 1000
     store.onAnnounced(() => this.wake())
   }
 
@@ -80,7 +86,9 @@ export class Dispatcher {
   refresh (): void {
     this.#store.subscriptions().then((subscriptions) => {
       this.#subscriptions = subscriptions.map((subscription) => ({ ...subscription, key: signingKey(subscription.secret) }))
-      for (const id of this.#more) if (!subscriptions.some((subscription) => subscription.id === id)) this.#more.delete(id)
+      const gone = (id: string): boolean => !subscriptions.some((subscription) => subscription.id === id)
+      for (const id of this.#more) if (gone(id)) this.#more.delete(id)
+      for (const id of this.#ready.keys()) if (gone(id)) this.#ready.delete(id)
       this.wake()
       // Deliveries go with their subscription: without one there is nothing to prune.
       if (subscriptions.length > 0 && Date.now() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
@@ -115,39 +123,64 @@ export class Dispatcher {
   }
 
   async #claimRounds (): Promise<void> {
+    const { concurrency } = this.#settings
     do {
       this.#again = false
       for (const subscription of this.#subscriptions) {
-        const free = this.#settings.concurrency - (this.#inFlight.get(subscription.id) ?? 0)
-        if (free <= 0 || this.#closed) continue
+        if (this.#closed) return
+        const wanted = 2 * concurrency - (this.#inFlight.get(subscription.id) ?? 0) - this.#readyFor(subscription.id).length
+        if (wanted <= 0) continue
         let due: DueDelivery[]
         try {
-          due = await this.#store.claim(subscription.id, free, this.#leaseMs)
+          due = await this.#store.claim(subscription.id, wanted, this.#leaseMs)
         } catch (err) {
           this.#log.debug({ err }, 'webhooks: cannot claim deliveries; trying again')
           return
         }
-        if (due.length === free) this.#more.add(subscription.id)
+        if (due.length === wanted) this.#more.add(subscription.id)
         else this.#more.delete(subscription.id)
-        for (const delivery of due) this.#start(subscription, delivery)
+        this.#readyFor(subscription.id).push(...due)
+        this.#fill(subscription)
       }
     } while (this.#again && !this.#closed)
   }
 
+  #readyFor (id: string): DueDelivery[] {
+    let ready = this.#ready.get(id)
+    if (ready === undefined) {
+      ready = []
+      this.#ready.set(id, ready)
+    }
+    return ready
+  }
+
+  /** Starts the subscription's ready deliveries while it has free slots. */
+  #fill (subscription: Subscribed): void {
+    const ready = this.#readyFor(subscription.id)
+    while (ready.length > 0 && !this.#closed && (this.#inFlight.get(subscription.id) ?? 0) < this.#settings.concurrency) {
+      this.#start(subscription, ready.shift()!)
+    }
+  }
+
   #start (subscription: Subscribed, delivery: DueDelivery): void {
     this.#inFlight.set(subscription.id, (this.#inFlight.get(subscription.id) ?? 0) + 1)
-    const attempt = this.#attempt(subscription, delivery, () => this.#release(subscription.id))
+    const attempt = this.#attempt(subscription, delivery, () => this.#release(subscription))
       .finally(() => this.#attempts.delete(attempt))
     this.#attempts.add(attempt)
   }
 
-  /** Frees a slot of the subscription, and fills it if more may be due. */
-  #release (id: string): void {
+  /**
+   * Frees a slot of the subscription and starts its next ready delivery in it; claims
+   * more once half of those claimed ahead are used, if more may be due.
+   */
+  #release (subscription: Subscribed): void {
+    const { id } = subscription
     const left = this.#inFlight.get(id)! - 1
     // Forgotten when idle: subscriptions come and go.
     if (left === 0) this.#inFlight.delete(id)
     else this.#inFlight.set(id, left)
-    if (this.#more.has(id)) this.wake()
+    this.#fill(subscription)
+    if (this.#more.has(id) && this.#readyFor(id).length <= this.#settings.concurrency / 2) this.wake()
   }
 
   /**
