@@ -46,7 +46,6 @@ export interface Row {
   loggedError?: string
 }
 
-/** One store filled with `count` plants through POST /plants. */
 /** One request's rate on a small store and on the filled one, measured in the same run. */
 export interface SizeRate {
   request: string
@@ -54,6 +53,7 @@ export interface SizeRate {
   filled: LoadResult
 }
 
+/** One store filled with `count` plants through POST /plants. */
 export interface Footprint {
   store: string
   /** How many plants the small store held; with `rates`. */

@@ -14,7 +14,8 @@
  *   BENCH_RUNS=1             measured runs per scenario; the table shows the median
  *   BENCH_CONNECTIONS=50  BENCH_THREADS=2   wrk -c and -t
  *   BENCH_ONLY=a,b           only the scenarios with these names
- *   BENCH_MILLION=1000000    plants stored for the memory and disk footprint section
+ *   BENCH_MILLION=1000000    plants stored for the footprint section (memory, disk, and
+ *                            SQLite's rates there against a store of 1,000)
  *   BENCH_SKIP_MILLION=1     skip that section
  *   BENCH_LOAD=wrk|autocannon   force a load generator
  *   BENCH_POSTGRES_URL=postgres://…   the postgres rows' database, instead of a throwaway cluster

@@ -57,7 +57,7 @@ export class Dispatcher {
   /** Per subscription: deliveries claimed ahead, waiting for a slot, oldest first. */
   readonly #ready = new Map<string, DueDelivery[]>()
   readonly #attempts = new Set<Promise<void>>()
-  /** Subscriptions whose last claim filled every free slot: more may be due. */
+  /** Subscriptions whose last claim got all it asked for: more may be due. */
   readonly #more = new Set<string>()
   readonly #timers = new Set<NodeJS.Timeout>()
   #round: Promise<void> | undefined
