@@ -413,6 +413,25 @@ t.test('closing cuts off an attempt still running after half of SHUTDOWN_GRACE_M
   t.match(delivery, { status: 'pending', attempts: 1, lastError: /^cut off: the service shut down/ }, 'recorded, pending for later')
 })
 
+t.test('closing hands back the deliveries claimed ahead: the next start attempts them at once, not after their lease', async (t) => {
+  const database = `sqlite:${t.testdir()}/plants.db`
+  // One attempt at a time and one claimed ahead; a lease of 3 × 20 s + 1 s, far beyond the wait below.
+  const settings = { ...PRIVATE, WEBHOOK_CONCURRENCY: '1', WEBHOOK_RETRY_BASE_MS: '20', WEBHOOK_TIMEOUT_MS: '20000' }
+  const receiver = await startReceiver(t, () => 'hang')
+  const app = await buildApp(loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: database, ...settings, SHUTDOWN_GRACE_MS: '400' }))
+  const sub = await subscribe(t, app, receiver.url)
+  for (let id = 1; id <= 3; id++) await postPlant(app, { id, name: `p${id}` })
+  await receiver.waitFor(1)
+  await sleep(200) // the claim ahead commits
+  await app.close()
+  t.equal(receiver.received.length, 1, 'one attempt in flight when closing, cut off')
+
+  receiver.answer(() => 200)
+  const again = await testApp(t, { DATABASE_URL: database, ...settings })
+  const log = await logUntil(again, sub.id, (log) => settled(log, 3), 5000)
+  t.ok(settled(log, 3), `all three delivered within 5 s of the restart: ${JSON.stringify(log.map((d) => d.status))}`)
+})
+
 t.test('/metrics counts attempts by outcome and the pending deliveries', async (t) => {
   const app = await testApp(t, { ...PRIVATE, WEBHOOK_RETRY_BASE_MS: '20', WEBHOOK_TIMEOUT_MS: '10000' })
   // A answers 500 to its first two requests, then 200; B never answers, so its deliveries stay pending.

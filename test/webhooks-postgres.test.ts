@@ -130,6 +130,29 @@ t.test('webhooks with several instances on one PostgreSQL', { skip: postgresUnav
     t.equal(receiver.received.length, 2, 'not sent again')
   })
 
+  t.test('an instance shut down gracefully hands back what it claimed ahead: another delivers it at once, not after the lease', async (t) => {
+    // One attempt at a time and one claimed ahead; a lease of 3 × 20 s + 1 s, far beyond the wait below.
+    const env = await envFor('handback', {
+      WEBHOOK_CONCURRENCY: '1', WEBHOOK_TIMEOUT_MS: '20000', WEBHOOK_RETRY_BASE_MS: '20', SHUTDOWN_GRACE_MS: '400'
+    })
+    const receiver = await startReceiver(t, () => 'hang')
+    const a = await startServer(t, env)
+    const subscription = await subscribe(t, a, receiver.url)
+    for (let i = 0; i < 3; i++) {
+      t.equal((await a.request('POST', '/plants', { body: plantJson(BIG * 11n + BigInt(i), `handed back ${i}`) })).statusCode, 200)
+    }
+    await receiver.waitFor(1, 5000)
+    await sleep(200) // the claim ahead commits
+    a.child.kill('SIGTERM')
+    t.equal(await a.exited, 0, 'A shut down gracefully, its attempt in flight cut off')
+    receiver.answer(() => 200)
+    const b = await startServer(t, env)
+    const { value: log } = await retryUntil(async () => await deliveryLog(b, subscription.id),
+      (log) => log.length === 3 && log.every((d) => d.status === 'delivered'), 5000, 50)
+    t.same(log.map((d) => d.status), ['delivered', 'delivered', 'delivered'], 'B delivered all three within 5 s')
+    t.equal((await b.request('DELETE', `/webhooks/${subscription.id}`)).statusCode, 204)
+  })
+
   t.test('a subscription deleted on one instance stops deliveries from both', async (t) => {
     const receiver = await startReceiver(t, () => 500)
     const subscription = await subscribe(t, a, receiver.url)

@@ -38,6 +38,10 @@ const RETRIED = `UPDATE webhook_deliveries SET ${RELEASE}, last_error = $4, next
 const FAILED = `UPDATE webhook_deliveries SET ${RELEASE}, status = 'failed', last_error = $4, next_attempt_at = NULL, settled_at = now()
   WHERE id = $1 AND lease = $2`
 
+const RELEASE_LEASES = `UPDATE webhook_deliveries SET lease = NULL, lease_until = NULL
+  FROM unnest($1::text[], $2::text[]) AS released (id, lease)
+  WHERE webhook_deliveries.id = released.id AND webhook_deliveries.lease = released.lease`
+
 // Which delivery it was, and whether it was pending before this statement changed it.
 const RESTART = `WITH target AS (SELECT seq, status FROM webhook_deliveries WHERE webhook_id = $1 AND id = $2 FOR UPDATE),
   restarted AS (
@@ -105,6 +109,10 @@ export class PostgresWebhooks implements WebhookStore {
     if (delivered) await this.#query(DELIVERED, [id, lease, code])
     else if (retryInMs !== undefined) await this.#query(RETRIED, [id, lease, code, error ?? null, retryInMs])
     else await this.#query(FAILED, [id, lease, code, error ?? null])
+  }
+
+  async release (deliveries: DueDelivery[]): Promise<void> {
+    await this.#query(RELEASE_LEASES, [deliveries.map((d) => d.id), deliveries.map((d) => d.lease)])
   }
 
   async pending (): Promise<number> {

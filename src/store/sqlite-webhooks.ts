@@ -65,6 +65,7 @@ export class SqliteWebhooks implements WebhookStore {
         WHERE id = @id AND lease = @lease`),
       failed: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'failed', last_error = @error,
         next_attempt_at = NULL, settled_at = @now WHERE id = @id AND lease = @lease`),
+      release: db.prepare<[string, string]>('UPDATE webhook_deliveries SET lease = NULL, lease_until = NULL WHERE id = ? AND lease = ?'),
       pending: db.prepare<[], { count: bigint }>('SELECT count(*) AS count FROM webhook_deliveries WHERE status = \'pending\''),
       prune: db.prepare<[number]>('DELETE FROM webhook_deliveries WHERE status <> \'pending\' AND settled_at < ?')
     }
@@ -146,6 +147,12 @@ export class SqliteWebhooks implements WebhookStore {
       if (delivered) this.#statements.delivered.run(outcome)
       else if (retryInMs !== undefined) this.#statements.retried.run(outcome)
       else this.#statements.failed.run(outcome)
+    })
+  }
+
+  async release (deliveries: DueDelivery[]): Promise<void> {
+    await this.#write(WRITE_OVERHEAD_BYTES * deliveries.length, () => {
+      for (const { id, lease } of deliveries) this.#statements.release.run(id, lease)
     })
   }
 

@@ -82,6 +82,8 @@ export interface WebhookStore {
   claim: (webhookId: string, limit: number, leaseMs: number) => Promise<DueDelivery[]>
   /** Records an attempt of a leased delivery and releases the lease; ignored once the lease was lost. */
   record: (delivery: DueDelivery, attempt: AttemptRecord) => Promise<void>
+  /** Gives up the leases of deliveries claimed but not attempted: due again at once, for any instance. */
+  release: (deliveries: DueDelivery[]) => Promise<void>
   /** How many deliveries are pending, for every subscription. */
   pending: () => Promise<number>
   /** Deletes delivered and failed deliveries settled before `settledBefore`; returns how many. */

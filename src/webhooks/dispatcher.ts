@@ -41,9 +41,8 @@ export function retryDelay (attemptsMade: number, baseMs: number): number {
  * own deliveries. As many again are claimed ahead, so that a slot that frees starts its
  * next attempt at once rather than after a claim's commit. Each attempt is recorded:
  * delivered, retried with backoff, or failed after the last attempt. Closing stops
- * claiming and waits for the attempts in flight, for at most closeWaitMs; what was not
- * claimed stays pending for the next start, and what was claimed ahead but not started
- * is taken up again once its lease expires.
+ * claiming, hands back what was claimed ahead, and waits for the attempts in flight, for
+ * at most closeWaitMs; what was not attempted stays pending for the next start.
  */
 export class Dispatcher {
   readonly #store: WebhookStore
@@ -109,11 +108,24 @@ export class Dispatcher {
     this.#closed = true
     for (const timer of this.#timers) clearTimeout(timer)
     await this.#round
+    await this.#releaseReady()
     // An attempt still running then is cut off, recorded as failed and retried later.
     const cutOff = setTimeout(() => this.#sender.close(), this.#settings.closeWaitMs)
     await Promise.all(this.#attempts)
     clearTimeout(cutOff)
     this.#sender.close()
+  }
+
+  /** Hands back what was claimed ahead and not started, so that the next start (or another instance) need not wait for its lease. */
+  async #releaseReady (): Promise<void> {
+    const ready = [...this.#ready.values()].flat()
+    this.#ready.clear()
+    if (ready.length === 0) return
+    try {
+      await this.#store.release(ready)
+    } catch (err) {
+      this.#log.debug({ err }, 'webhooks: cannot release the deliveries claimed ahead; their leases will expire')
+    }
   }
 
   #prune (): void {
