@@ -24,6 +24,41 @@ t.test('GET /metrics reports requests, store operations, batch sizes and the pro
   t.match(text, /nodejs_eventloop_lag_seconds/)
 })
 
+t.test('every histogram\'s buckets are cumulative and end at +Inf with its count; one without labels shows zeros before its first value', async (t) => {
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` })
+  const before = (await app.inject({ url: '/metrics' })).body
+  t.match(before, /plant_store_commit_batch_size_bucket\{le="1"\} 0\n/)
+  t.match(before, /plant_store_commit_batch_size_bucket\{le="\+Inf"\} 0\n/)
+  t.match(before, /plant_store_commit_batch_size_count 0\n/)
+
+  for (let id = 1; id <= 3; id++) await postPlant(app, { id, name: 'one by one' })
+  await Promise.all([4, 5, 6, 7, 8].map(async (id) => await postPlant(app, { id, name: 'together' })))
+  await app.inject({ url: '/plants/404', headers: AUTH })
+  const text = (await app.inject({ url: '/metrics' })).body
+  // Each series: its bucket lines in order, then its count.
+  const series = new Map<string, { buckets: Array<[string, number]>, count?: number }>()
+  for (const [, name, le, labels, value] of text.matchAll(/^(\w+)_bucket\{le="([^"]+)",?(.*)\} (\d+)$/gm)) {
+    const key = `${name}{${labels}}`
+    if (!series.has(key)) series.set(key, { buckets: [] })
+    series.get(key)!.buckets.push([le, Number(value)])
+  }
+  for (const [, name, labels, value] of text.matchAll(/^(\w+)_count(?:\{(.*)\})? (\d+)$/gm)) {
+    const entry = series.get(`${name}{${labels ?? ''}}`)
+    if (entry !== undefined) entry.count = Number(value)
+  }
+  t.ok(series.size >= 5, `the request, store and batch histograms' series: ${[...series.keys()].join(' ')}`)
+  for (const [key, { buckets, count }] of series) {
+    const bounds = buckets.map(([le]) => le === '+Inf' ? Infinity : Number(le))
+    t.same(bounds, [...bounds].sort((a, b) => a - b), `${key}: bounds ascending`)
+    t.equal(bounds.at(-1), Infinity, `${key}: ends at +Inf`)
+    const values = buckets.map(([, value]) => value)
+    t.ok(values.every((value, i) => i === 0 || value >= values[i - 1]), `${key}: cumulative ${values.join(' ')}`)
+    t.equal(values.at(-1), count, `${key}: +Inf is the count`)
+  }
+  t.match(text, /plant_store_commit_batch_size_bucket\{le="1"\} 3\n/, 'the three creates one by one were batches of one')
+  t.match(text, /plant_store_commit_batch_size_sum 8\n/, 'eight writes in all')
+})
+
 t.test('GROUP_COMMIT_MAX_BATCH=1 commits every write on its own', async (t) => {
   const app = await testApp(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db`, GROUP_COMMIT_MAX_BATCH: '1' })
   await Promise.all([1, 2, 3].map(async (id) => await postPlant(app, { id, name: 'p' })))

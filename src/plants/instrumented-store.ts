@@ -1,17 +1,17 @@
-import { observer, type Metrics } from '../plugins/metrics.js'
+import type { Metrics } from '../plugins/metrics.js'
 import type { PlantStore } from '../store/store.js'
 
 /** The store with each operation's latency and outcome recorded; the engines stay unaware. */
 export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
-  const observe = observer(metrics.storeOperations)
+  const histogram = metrics.storeOperations
   async function timed<T> (operation: string, work: Promise<T>, outcome: (result: T) => string): Promise<T> {
     const started = performance.now()
     try {
       const result = await work
-      observe([operation, outcome(result)], (performance.now() - started) / 1000)
+      histogram.observe([operation, outcome(result)], (performance.now() - started) / 1000)
       return result
     } catch (err) {
-      observe([operation, 'error'], (performance.now() - started) / 1000)
+      histogram.observe([operation, 'error'], (performance.now() - started) / 1000)
       throw err
     }
   }

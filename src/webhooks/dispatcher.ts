@@ -1,6 +1,7 @@
 import type { KeyObject } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import { observer, type Metrics } from '../plugins/metrics.js'
+import type { Histogram } from '../plugins/histogram.js'
+import type { Metrics } from '../plugins/metrics.js'
 import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
 import type { Sender } from './sender.js'
 import { signingKey } from './signature.js'
@@ -49,7 +50,7 @@ export class Dispatcher {
   readonly #sender: Sender
   readonly #settings: DispatcherSettings
   readonly #log: FastifyBaseLogger
-  readonly #observe: (labels: string[], seconds: number) => void
+  readonly #attemptSeconds: Histogram
   readonly #leaseMs: number
   #subscriptions: Subscribed[] = []
   readonly #inFlight = new Map<string, number>()
@@ -69,7 +70,7 @@ export class Dispatcher {
     this.#sender = sender
     this.#settings = settings
     this.#log = log
-    this.#observe = observer(metrics.webhookAttempts)
+    this.#attemptSeconds = metrics.webhookAttempts
     // Long enough to wait for a slot (behind one attempt at most), for its own attempt
     // and for its record; then another instance may take it over.
     this.#leaseMs = 3 * settings.timeoutMs + 1000
@@ -209,7 +210,7 @@ export class Dispatcher {
       ? undefined
       : Math.round(retryDelay(attempts, this.#settings.retryBaseMs))
     const outcome = result.delivered ? 'delivered' : retryInMs === undefined ? 'failed' : 'retried'
-    this.#observe([outcome], (performance.now() - started) / 1000)
+    this.#attemptSeconds.observe([outcome], (performance.now() - started) / 1000)
     const details = { webhook: subscription.id, delivery: delivery.id, attempt: attempts, statusCode: result.statusCode, error: result.error }
     if (result.delivered) this.#log.debug(details, 'webhook delivered')
     else if (retryInMs === undefined) this.#log.warn(details, `webhook delivery failed after ${attempts} attempts; it stays failed until retried`)
