@@ -154,6 +154,13 @@ t.test('webhooks with several instances on one PostgreSQL', { skip: postgresUnav
   })
 
   t.test('a subscription deleted on one instance stops deliveries from both', async (t) => {
+    // An instance that wakes first for its own retries claims the other's too as they come
+    // due, and may end up holding them all. Here each holds at most two (one attempt in flight,
+    // one claimed ahead), so that of six failing deliveries both must attempt some.
+    const env = await envFor('deleted', {
+      LOG_LEVEL: 'debug', WEBHOOK_CONCURRENCY: '1', WEBHOOK_RETRY_BASE_MS: '20', WEBHOOK_MAX_ATTEMPTS: '1000'
+    })
+    const [a, b] = await Promise.all([1, 2].map(async () => await startServer(t, env)))
     const receiver = await startReceiver(t, () => 500)
     const subscription = await subscribe(t, a, receiver.url)
     // Once B knows of it too (it reads the subscriptions every second), each instance claims what it creates.
