@@ -484,8 +484,7 @@ t.test('the delivery log lists every delivery, newest first, a page at a time', 
   }
   for (let i = 1; i < log.length; i++) t.ok(log[i - 1].createdAt >= log[i].createdAt, 'createdAt never increases down the log')
   // Time-ordered ids (new ones land at the end of the store's index): the first 12 hex
-  // digits are the delivery's creation time in milliseconds, so they rise down the log
-  // read from the oldest.
+  // digits are the delivery's creation time in milliseconds.
   t.same(log.filter((d) => parseInt(d.id.slice(4, 16), 16) !== Date.parse(d.createdAt)), [], 'each id begins with its creation time')
 
   // What the receiver saw: one request per delivery, under the delivery's id, with its plant, signed.

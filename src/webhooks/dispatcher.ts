@@ -177,7 +177,7 @@ export class Dispatcher {
 
   #start (subscription: Subscribed, delivery: DueDelivery): void {
     this.#inFlight.set(subscription.id, (this.#inFlight.get(subscription.id) ?? 0) + 1)
-    const attempt = this.#attempt(subscription, delivery, () => this.#release(subscription))
+    const attempt = this.#attempt(subscription, delivery, () => this.#freeSlot(subscription))
       .finally(() => this.#attempts.delete(attempt))
     this.#attempts.add(attempt)
   }
@@ -186,7 +186,7 @@ export class Dispatcher {
    * Frees a slot of the subscription and starts its next ready delivery in it; claims
    * more once half of those claimed ahead are used, if more may be due.
    */
-  #release (subscription: Subscribed): void {
+  #freeSlot (subscription: Subscribed): void {
     const { id } = subscription
     const left = this.#inFlight.get(id)! - 1
     // Forgotten when idle: subscriptions come and go.
