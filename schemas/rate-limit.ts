@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 
-// The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), named as
-// @fastify/rate-limit writes them with enableDraftSpec.
+// The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), as the auth
+// plugin writes them from its TokenRate.
 const RateLimitHeaders = {
   'RateLimit-Limit': Type.Integer({ description: 'Requests this token may make a second (RATE_LIMIT_PER_TOKEN)' }),
   'RateLimit-Remaining': Type.Integer({ description: 'Requests this token has left in the current second; 0 on its 429' }),

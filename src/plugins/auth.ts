@@ -1,11 +1,11 @@
 import bearerAuth from '@fastify/bearer-auth'
-import rateLimit from '@fastify/rate-limit'
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { withRateLimitHeaders } from '../../schemas/rate-limit.js'
 import { SCOPES, type Scope } from '../../schemas/scopes.js'
 import { Lockout } from './auth-lockout.js'
+import { TokenRate } from './token-rate.js'
 import {
   AuthLockedOut, AuthorizationMalformed, InsufficientScope, RateLimited, TokenExpired, TokenInvalid, TokenMissing, withHeaders
 } from '../http/errors.js'
@@ -40,8 +40,8 @@ const REALM = 'Bearer realm="plant-store"'
  * Rejected tokens are counted per client address (see Lockout): a locked-out address
  * is refused before any token is compared, and a token decided while its address is
  * locked out is refused whatever it was, so a guesser learns nothing past the limit.
- * @fastify/rate-limit caps each token's request rate, keyed by its name, and tells the
- * client its budget in RateLimit headers, which are declared on the routes' responses.
+ * Each token's request rate is capped (see TokenRate), and the client told its budget in
+ * RateLimit headers, which are declared on the routes' responses.
  * A plugin with fastify-plugin because its hooks must reach the routes of the scope
  * that registers it.
  */
@@ -68,19 +68,8 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
     // The request's own log line already records the 401.
     verifyErrorLogLevel: 'debug'
   })
-  // The IETF RateLimit header fields (RateLimit-Limit, -Remaining, -Reset) rather than X-RateLimit-*.
-  await app.register(rateLimit, { global: false, enableDraftSpec: true })
   const lockout = new Lockout(failuresPerMinute, 60_000)
-  // The plugin's own handler, called once the token is known: it writes the headers on
-  // every answer, and Retry-After with the error it throws on a 429.
-  const perToken = ratePerToken === 0
-    ? undefined
-    : app.rateLimit({
-      max: ratePerToken,
-      timeWindow: 1000,
-      keyGenerator: tokenName,
-      errorResponseBuilder: () => new RateLimited(ratePerToken)
-    })
+  const perToken = ratePerToken === 0 ? undefined : new TokenRate(ratePerToken, 1000)
   const verify = app.verifyBearerAuth as NonNullable<typeof app.verifyBearerAuth>
   const verified = async (request: FastifyRequest, reply: FastifyReply) =>
     await new Promise<FastifyError | undefined>((resolve) => verify(request, reply, (err) => resolve(err as FastifyError | undefined)))
@@ -107,7 +96,14 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
     // An expired token was a real one: presenting it guesses nothing, so it is not counted.
     const token = request.token as Token
     if (token.expiresAt !== undefined && token.expiresAt.getTime() <= Date.now()) throw expired(token.expiresAt)
-    if (perToken !== undefined) await perToken.call(app, request, reply)
+    if (perToken !== undefined) {
+      // The IETF RateLimit header fields, on every answer once the token is known.
+      const { remaining, resetSeconds } = perToken.take(token.name)
+      reply.header('ratelimit-limit', ratePerToken)
+      reply.header('ratelimit-remaining', Math.max(0, remaining))
+      reply.header('ratelimit-reset', resetSeconds)
+      if (remaining < 0) throw tooMany(new RateLimited(ratePerToken), resetSeconds)
+    }
     const scope = request.routeOptions.config.scope as Scope
     if (!token.scopes.has(scope)) {
       throw withHeaders(new InsufficientScope(scope, operationOf(request)), {
@@ -136,11 +132,6 @@ function expired (at: Date): Error {
 
 function tooMany (error: Error, retryAfterSeconds: number): Error {
   return withHeaders(error, { 'retry-after': String(Math.max(1, retryAfterSeconds)) })
-}
-
-function tokenName (request: FastifyRequest): string {
-  // Only called once the token has been identified.
-  return (request.token as Token).name
 }
 
 export default fp(auth, { name: 'auth', fastify: '5.x', dependencies: ['tokens'] })
