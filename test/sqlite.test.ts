@@ -40,6 +40,36 @@ t.test('the folder of the file is created, and the schema version is recorded', 
   t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
 })
 
+t.test('nothing is answered before it is on disk: a read, a conflict or a 404 that saw a write never comes before the write is acknowledged', async (t) => {
+  // The WAL is synced off the event loop after each commit, so a commit is visible to
+  // reads before it is durable; every answer that saw it must wait for the sync. Each
+  // round races a write with requests sent every event-loop turn until they see it.
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` })
+  const seen = async (write: Promise<unknown>, probe: () => Promise<boolean>): Promise<boolean> => {
+    let acknowledged = false
+    const watched = write.then(() => { acknowledged = true })
+    while (!(await probe())) await new Promise(setImmediate)
+    // Answers that leave in the same event-loop turn count as together.
+    await new Promise(setImmediate)
+    const inOrder = acknowledged
+    await watched
+    return inOrder
+  }
+  let early = 0
+  for (let id = 1; id <= 40; id++) {
+    const create = postPlant(app, { id, name: 'a' })
+    if (!await seen(create, async () => (await app.inject({ url: `/plants/${id}`, headers: AUTH })).statusCode === 200)) early++
+    await create
+    const created = postPlant(app, { id: 1000 + id, name: 'a' })
+    if (!await seen(created, async () => (await postPlant(app, { id: 1000 + id, name: 'b' })).statusCode === 409)) early++
+    await created
+    const deleted = app.inject({ method: 'DELETE', url: `/plants/${id}`, headers: AUTH })
+    if (!await seen(deleted, async () => !(await app.inject({ url: '/plants?limit=100', headers: AUTH })).body.includes(`"id":${id},`))) early++
+    t.equal((await deleted).statusCode, 204)
+  }
+  t.equal(early, 0, 'no answer came before the write it saw was acknowledged')
+})
+
 t.test('a file the service cannot use stops the start with a clear message', async (t) => {
   const dir = t.testdir({ 'garbage.db': 'this is not a database, just text '.repeat(200) })
   const start = async (url: string) => await buildApp(loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: url }))

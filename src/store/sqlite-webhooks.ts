@@ -15,8 +15,8 @@ import {
 
 /** Submits a write to the store's group commit; resolves once it is committed. */
 export type Write = <Result>(bytes: number, run: () => Result) => Promise<Result>
-/** Runs a read, an unavailable file turned into StoreUnavailable. */
-export type Read = <Result>(run: () => Result) => Result
+/** Runs a read, an unavailable file turned into StoreUnavailable; resolves once what it read is on disk. */
+export type Read = <Result>(run: () => Result) => Promise<Result>
 
 interface DueRow { id: string, payload: Buffer, attempts: bigint }
 
@@ -105,7 +105,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async subscriptions (): Promise<StoredSubscription[]> {
-    return this.#read(() => this.#statements.subscriptions.all()).map(toSubscription)
+    return (await this.#read(() => this.#statements.subscriptions.all())).map(toSubscription)
   }
 
   async unsubscribe (id: string): Promise<boolean> {
@@ -117,7 +117,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async deliveries (webhookId: string, { limit, before }: DeliveryPage): Promise<StoredDelivery[]> {
-    return this.#read(() => this.#statements.page.all(webhookId, before ?? Number.MAX_SAFE_INTEGER, limit)).map(toDelivery)
+    return (await this.#read(() => this.#statements.page.all(webhookId, before ?? Number.MAX_SAFE_INTEGER, limit))).map(toDelivery)
   }
 
   async restart (webhookId: string, deliveryId: string): Promise<RestartOutcome> {
@@ -157,7 +157,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async pending (): Promise<number> {
-    return Number(this.#read(() => this.#statements.pending.get())!.count)
+    return Number((await this.#read(() => this.#statements.pending.get()))!.count)
   }
 
   async prune (settledBefore: Date): Promise<number> {

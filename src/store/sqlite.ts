@@ -6,6 +6,7 @@ import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
 import { migrate } from './sqlite-schema.js'
 import { SqliteWebhooks } from './sqlite-webhooks.js'
+import { WalSync } from './wal-sync.js'
 import {
   pageStart, plantBytes, samePlant, WRITE_OVERHEAD_BYTES,
   type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext
@@ -26,8 +27,9 @@ interface Row { id: bigint, name: string, tag: string | null }
 interface Write { run: () => unknown, bytes: number }
 
 /**
- * Plants in a SQLite file (or in memory, for tests and demos). WAL with
- * synchronous=FULL: a write is acknowledged only after its transaction is on disk.
+ * Plants in a SQLite file (or in memory, for tests and demos), in WAL mode. A write is
+ * acknowledged only after its transaction is on disk, and nothing is read back to a
+ * client before it is on disk either: the WAL is synced off the event loop (WalSync).
  * Writes arriving together share one commit; a created plant's webhook deliveries are
  * written in its transaction.
  */
@@ -37,16 +39,24 @@ export class SqliteStore implements PlantStore {
   readonly #outage: Outage
   readonly #statements
   readonly #writes: GroupCommit<Write, unknown>
+  /** None for a database in memory, which has no disk to wait for. */
+  readonly #wal: WalSync | undefined
 
   constructor (path: string, { log, maxBatch, maxQueueBytes, onBatch }: StoreContext) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
     this.#db = new Database(path, { timeout: BUSY_TIMEOUT_MS })
     this.#outage = new Outage(log, 'SQLite')
     try {
-      this.#db.pragma('journal_mode = WAL')
-      this.#db.pragma('synchronous = FULL')
+      // A file system without shared memory (some network ones) leaves SQLite in its
+      // rollback journal, which WalSync cannot make durable: refuse to start instead.
+      if (this.#db.pragma('journal_mode = WAL', { simple: true }) !== 'wal' && path !== ':memory:') {
+        throw new Error(`SQLite cannot use its write-ahead log for ${path} (a file system without shared memory?)`)
+      }
+      // A commit writes the WAL; WalSync syncs it, off the event loop, before any answer.
+      this.#db.pragma('synchronous = NORMAL')
       this.#db.defaultSafeIntegers(true)
       migrate(this.#db)
+      this.#wal = path === ':memory:' ? undefined : new WalSync(path)
     } catch (err) {
       this.#db.close()
       throw err
@@ -63,7 +73,7 @@ export class SqliteStore implements PlantStore {
     // All or nothing: a write that throws rolls the whole batch back.
     const transaction = db.transaction((writes: Write[]) => writes.map((write) => write.run()))
     this.#writes = new GroupCommit({
-      write: (writes) => {
+      write: async (writes) => {
         let results
         try {
           results = this.#run(() => transaction.immediate(writes))
@@ -71,6 +81,9 @@ export class SqliteStore implements PlantStore {
           this.webhooks.rolledBack()
           throw REFUSED.test(codeOf(err)) ? new PlantRejected({ cause: err }) : err
         }
+        // Started before anything else runs, so that every read from now on waits for it.
+        this.#wal?.sync()
+        await this.#durable()
         this.webhooks.committed()
         return results
       },
@@ -79,7 +92,7 @@ export class SqliteStore implements PlantStore {
       maxQueueBytes,
       onBatch
     })
-    this.webhooks = new SqliteWebhooks(db, this.#write.bind(this), this.#run.bind(this))
+    this.webhooks = new SqliteWebhooks(db, this.#write.bind(this), this.#read.bind(this))
   }
 
   async create (plant: StoredPlant): Promise<CreateResult> {
@@ -94,14 +107,14 @@ export class SqliteStore implements PlantStore {
   }
 
   async get (id: bigint): Promise<StoredPlant | undefined> {
-    const row = this.#run(() => this.#statements.get.get(id))
+    const row = await this.#read(() => this.#statements.get.get(id))
     return row === undefined ? undefined : toPlant(row)
   }
 
   async list ({ limit, after, tag }: ListQuery): Promise<StoredPlant[]> {
     const from = pageStart(after)
     if (from === undefined) return []
-    const rows = this.#run(() => tag === undefined
+    const rows = await this.#read(() => tag === undefined
       ? this.#statements.page.all(from, limit)
       : this.#statements.pageByTag.all(tag, from, limit))
     return rows.map(toPlant)
@@ -118,10 +131,29 @@ export class SqliteStore implements PlantStore {
   async close (): Promise<void> {
     await this.#writes.drain()
     this.#db.close()
+    this.#wal?.close()
   }
 
   async #write<Result> (bytes: number, run: () => Result): Promise<Result> {
     return await this.#writes.submit({ run, bytes }) as Result
+  }
+
+  /** Runs a read, answered once what it may have seen is on disk. */
+  async #read<T> (operation: () => T): Promise<T> {
+    const result = this.#run(operation)
+    await this.#durable()
+    return result
+  }
+
+  /** Waits for the sync under way, if any: a failed sync is an unavailable disk. */
+  async #durable (): Promise<void> {
+    const syncing = this.#wal?.latest
+    if (syncing === undefined) return
+    try {
+      await syncing
+    } catch (err) {
+      throw this.#outage.fail(err)
+    }
   }
 
   /**
