@@ -15,9 +15,9 @@ export interface Budget {
  * hook that has just identified the token: that plugin's handler awaited several
  * promises a request, and without it memory-store creates ran 4% faster (three
  * alternating runs), for a limit that no legitimate client reaches. Keyed by the
- * token's name, so a reloaded tokens file keeps the counts; the
- * names are the tokens file's (only identified tokens are counted), and windows that
- * have ended are swept once a window, so the map holds only the tokens in use.
+ * token's name (only identified tokens are counted), so a reloaded tokens file keeps
+ * the counts; windows that have ended are swept once a window, so the map holds only
+ * the tokens in use.
  */
 export class TokenRate {
   readonly #windows = new Map<string, Window>()
@@ -31,7 +31,8 @@ export class TokenRate {
   }
 
   /** Counts one request of the token. */
-  take (name: string, now = Date.now()): Budget {
+  take (name: string): Budget {
+    const now = Date.now()
     if (now - this.#sweptAt >= this.#windowMs) this.#sweep(now)
     let window = this.#windows.get(name)
     if (window === undefined || window.startsAt + this.#windowMs <= now) {

@@ -82,9 +82,12 @@ export class SqliteStore implements PlantStore {
           throw REFUSED.test(codeOf(err)) ? new PlantRejected({ cause: err }) : err
         }
         // Started before anything else runs, so that every read from now on waits for it.
-        this.#wal?.sync()
-        await this.#durable()
+        const synced = this.#wal?.sync()
+        // Whatever the sync's fate, the transaction is over: the webhooks' state of it is
+        // reset now. The dispatcher this may wake claims through a write of its own,
+        // answered after a later sync.
         this.webhooks.committed()
+        await this.#durable(synced)
         return results
       },
       sizeOf: (write) => write.bytes,
@@ -145,9 +148,8 @@ export class SqliteStore implements PlantStore {
     return result
   }
 
-  /** Waits for the sync under way, if any: a failed sync is an unavailable disk. */
-  async #durable (): Promise<void> {
-    const syncing = this.#wal?.latest
+  /** Waits for a sync (by default the one under way, if any): a failed sync is an unavailable disk. */
+  async #durable (syncing = this.#wal?.latest): Promise<void> {
     if (syncing === undefined) return
     try {
       await syncing
