@@ -36,7 +36,7 @@ export const Env = Type.Object({
   WEBHOOK_TIMEOUT_MS: whole(10_000, 1, 600_000),
   WEBHOOK_RETRY_BASE_MS: whole(5_000, 1, 3_600_000),
   WEBHOOK_MAX_ATTEMPTS: whole(57, 1, 1000),
-  WEBHOOK_CONCURRENCY: whole(32, 1, 1000),
+  WEBHOOK_CONCURRENCY: whole(64, 1, 1000),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false })
 })
 

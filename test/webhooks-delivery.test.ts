@@ -321,6 +321,33 @@ t.test('a hanging receiver does not hold up another subscription to the same hos
   await server.close()
 })
 
+t.test('an endless answer is not read to its end: the attempt counts its status and the connection is dropped long before the timeout', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY, WEBHOOK_TIMEOUT_MS: '30000' })
+  const dropped: number[] = []
+  const started = Date.now()
+  const server = await startServer(t, (_path, _body, response) => {
+    response.writeHead(200, { 'content-type': 'application/octet-stream' })
+    const chunk = Buffer.alloc(16 * 1024, 'x')
+    const pour = (): void => {
+      while (!response.destroyed && response.write(chunk));
+    }
+    response.on('drain', pour)
+    response.on('close', () => dropped.push(Date.now() - started))
+    pour()
+  })
+  const sub = await subscribe(t, app, `${server.url}/endless`)
+  await postPlant(app, { id: 1, name: 'Fern' })
+  const log = await logUntil(app, sub.id, (log) => settled(log, 1))
+  t.match(log, [{ status: 'delivered', attempts: 1, lastStatusCode: 200 }], 'decided by its status')
+  await retryUntil(async () => dropped.length, (n) => n === 1, 5000, 20)
+  t.equal(dropped.length, 1, 'the service closed the connection')
+  t.ok(dropped[0] < 5000, `closed after ${dropped[0]} ms, not at the 30 s timeout`)
+  // The next attempt takes a new connection and is delivered too.
+  await postPlant(app, { id: 2, name: 'Moss' })
+  t.ok(settled(await logUntil(app, sub.id, (log) => settled(log, 2)), 2), 'the next one delivered')
+  await server.close()
+})
+
 t.test('deliveries claimed ahead fill each freed slot at once: all delivered, never more than WEBHOOK_CONCURRENCY at a time', async (t) => {
   // A timeout long enough that a delivery left behind would only come after the test's wait.
   const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY, WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_CONCURRENCY: '3' })

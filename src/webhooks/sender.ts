@@ -1,7 +1,6 @@
 import type { KeyObject } from 'node:crypto'
-import http from 'node:http'
-import https from 'node:https'
-import { isIP, type Socket } from 'node:net'
+import { isIP } from 'node:net'
+import { Agent, buildConnector, request } from 'undici'
 import { AddressRefused, type AddressPolicy } from './address-policy.js'
 import { sign } from './signature.js'
 
@@ -31,24 +30,42 @@ class TimedOut extends Error {}
 /**
  * Makes one delivery attempt: a signed POST of the payload. A 2xx status within the
  * timeout acknowledges it; anything else, a redirect included (never followed), does
- * not. Connections are kept alive and reused, and every new one is made only to an
- * address the policy allows: a name is resolved through the policy's lookup, an address
- * written in the URL is checked before connecting, and the address actually connected
- * to is checked again.
+ * not. Connections are kept alive and reused (undici: about half the CPU of `node:http`
+ * for an attempt), and every new one is made only to an address the policy allows: a
+ * name is resolved through the policy's lookup, an address written in the URL is checked
+ * before connecting, and the address actually connected to is checked again before the
+ * request is written.
  */
 export class Sender {
   readonly #policy: AddressPolicy
   readonly #timeoutMs: number
-  readonly #agents: { 'http:': http.Agent, 'https:': https.Agent }
+  readonly #agent: Agent
   #closed = false
 
   constructor (policy: AddressPolicy, timeoutMs: number) {
     this.#policy = policy
     this.#timeoutMs = timeoutMs
-    // No socket limit of the agents' own: the dispatcher bounds the attempts of each
-    // subscription, and subscriptions to one host must not queue behind each other.
-    const options = { keepAlive: true, maxSockets: Infinity, scheduling: 'lifo' as const, lookup: policy.lookup }
-    this.#agents = { 'http:': new http.Agent(options), 'https:': new https.Agent(options) }
+    const connect = buildConnector({ lookup: policy.lookup, timeout: timeoutMs })
+    this.#agent = new Agent({
+      // No connection limit of the agent's own (connections: null): the dispatcher bounds
+      // the attempts of each subscription, and subscriptions to one host must not queue
+      // behind each other. One request at a time on a connection: a receiver that hangs
+      // holds up only its own attempt.
+      connections: null,
+      pipelining: 1,
+      connect: (options, callback) => {
+        connect(options, (err, socket) => {
+          if (err !== null) return callback(err, null)
+          try {
+            policy.allow(socket.remoteAddress ?? '')
+          } catch (refused) {
+            socket.destroy()
+            return callback(refused as Error, null)
+          }
+          callback(null, socket)
+        })
+      }
+    })
   }
 
   async send ({ url, key, id, payload }: Attempt): Promise<AttemptResult> {
@@ -62,63 +79,40 @@ export class Sender {
       return { delivered: false, error: this.#describe(err) }
     }
     const timestamp = Math.floor(Date.now() / 1000)
-    const protocol = target.protocol === 'https:' ? 'https:' : 'http:'
-    return await new Promise<AttemptResult>((resolve) => {
-      let settled = false
-      const settle = (result: AttemptResult): void => {
-        if (settled) return
-        settled = true
-        resolve(result)
-      }
-      const request = (protocol === 'https:' ? https : http).request(target, {
+    // Covers connecting, the answer's status and draining its body.
+    const deadline = new AbortController()
+    const timer = setTimeout(() => deadline.abort(new TimedOut()), this.#timeoutMs)
+    let answer
+    try {
+      answer = await request(target, {
+        dispatcher: this.#agent,
         method: 'POST',
-        agent: this.#agents[protocol],
+        signal: deadline.signal,
         headers: {
           'content-type': 'application/json',
-          'content-length': payload.length,
           'user-agent': 'plant-store-webhooks/1.0.0',
           'webhook-id': id,
-          'webhook-timestamp': timestamp,
+          'webhook-timestamp': String(timestamp),
           'webhook-signature': sign(key, id, timestamp, payload)
-        }
+        },
+        body: payload
       })
-      // Covers connecting, the answer's status and draining its body.
-      const timer = setTimeout(() => request.destroy(new TimedOut()), this.#timeoutMs)
-      request.on('socket', (socket: Socket) => {
-        if (!socket.connecting) return // reused: checked when it connected
-        socket.once('connect', () => {
-          try {
-            this.#policy.allow(socket.remoteAddress ?? '')
-          } catch (err) {
-            request.destroy(err as Error)
-          }
-        })
-      })
-      request.on('error', (err) => {
-        clearTimeout(timer)
-        settle({ delivered: false, error: this.#describe(err) })
-      })
-      request.on('response', (answer) => {
-        const statusCode = answer.statusCode ?? 0
-        const redirect = statusCode >= 300 && statusCode < 400
-        settle({ delivered: statusCode >= 200 && statusCode < 300, statusCode, ...redirect ? { error: 'redirects are not followed' } : {} })
-        let bytes = 0
-        answer.on('data', (chunk: Buffer) => {
-          bytes += chunk.length
-          if (bytes > MAX_ANSWER_BYTES) answer.destroy()
-        })
-        answer.on('close', () => clearTimeout(timer))
-        answer.on('error', () => {}) // the attempt is decided; a broken body only loses the connection
-      })
-      request.end(payload)
-    })
+    } catch (err) {
+      clearTimeout(timer)
+      return { delivered: false, error: this.#describe(err) }
+    }
+    // The attempt is decided by its status; a broken or oversized body (dump destroys it
+    // past its limit) only loses the connection.
+    answer.body.dump({ limit: MAX_ANSWER_BYTES }).catch(() => {}).finally(() => clearTimeout(timer))
+    const { statusCode } = answer
+    const redirect = statusCode >= 300 && statusCode < 400
+    return { delivered: statusCode >= 200 && statusCode < 300, statusCode, ...redirect ? { error: 'redirects are not followed' } : {} }
   }
 
   /** Ends every connection, those of attempts still running too. */
   close (): void {
     this.#closed = true
-    this.#agents['http:'].destroy()
-    this.#agents['https:'].destroy()
+    this.#agent.destroy().catch(() => {})
   }
 
   #describe (err: unknown): string {
