@@ -1,5 +1,6 @@
 import type { FastifyServerOptions } from 'fastify'
-import { destination, stdSerializers, type DestinationStream } from 'pino'
+import { stdSerializers } from 'pino'
+import { LogOutput } from './log-output.js'
 
 const REDACTED = '[redacted]'
 
@@ -11,15 +12,20 @@ export const FLUSH_MS = 100
 // dropped rather than held: the log cannot take the service's memory.
 const MAX_WAITING_BYTES = 16 * 1024 * 1024
 
-let standardOutput: DestinationStream | undefined
+let standardOutput: LogOutput | undefined
 
 /**
  * Standard output, written asynchronously: a line never waits for the write, and what
- * is buffered is written at exit (pino flushes at process exit, whatever ends it but
- * SIGKILL) and on SIGTERM, whose shutdown exits. One per process, shared by every app.
+ * is waiting is written at exit, whatever ends the process but SIGKILL (a SIGTERM's
+ * shutdown exits; pino flushes before a fatal line's exit). One per process, shared by
+ * every app.
  */
-function output (): DestinationStream {
-  standardOutput ??= destination({ dest: 1, sync: false, minLength: BLOCK_BYTES, periodicFlush: FLUSH_MS, maxLength: MAX_WAITING_BYTES })
+function output (): LogOutput {
+  if (standardOutput === undefined) {
+    const stdout = new LogOutput(1, { blockBytes: BLOCK_BYTES, flushMs: FLUSH_MS, maxWaitingBytes: MAX_WAITING_BYTES })
+    process.on('exit', () => { stdout.flushSync() })
+    standardOutput = stdout
+  }
   return standardOutput
 }
 

@@ -1,0 +1,124 @@
+import { execFileSync } from 'node:child_process'
+import { closeSync, constants, openSync, readFileSync, readSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import fc from 'fast-check'
+import t from 'tap'
+import { LogOutput } from '../src/log-output.js'
+import { fuzzSettings } from './helpers/fuzz.js'
+import { retryUntil } from './helpers/wait.js'
+
+// The log's output against Buffer.from, on real file descriptors: a file, and a pipe
+// whose reader stops reading or goes away. Seeded: FUZZ_SEED=<n> replays a run.
+
+const { seed, numRuns } = fuzzSettings(60)
+
+function fifo (dir: string): string {
+  const path = join(dir, 'fifo')
+  execFileSync('mkfifo', [path])
+  return path
+}
+
+/** Reads whatever the pipe holds now. */
+function drain (fd: number): Buffer {
+  const chunks: Buffer[] = []
+  const chunk = Buffer.alloc(64 * 1024)
+  for (;;) {
+    let read
+    try {
+      read = readSync(fd, chunk)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN') break
+      throw err
+    }
+    if (read === 0) break
+    chunks.push(Buffer.from(chunk.subarray(0, read)))
+  }
+  return Buffer.concat(chunks)
+}
+
+t.test('any lines reach the file whole, in order and exactly as UTF-8, in blocks and within flushMs', async (t) => {
+  const dir = t.testdir()
+  let run = 0
+  await fc.assert(fc.asyncProperty(
+    fc.array(fc.oneof(
+      { weight: 8, arbitrary: fc.string({ unit: 'grapheme', maxLength: 300 }) },
+      // Any UTF-16 code units, lone surrogates included: written as Buffer.from writes them.
+      { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 300 }) },
+      // Longer than one of the output's buffers can take.
+      { weight: 1, arbitrary: fc.string({ minLength: 20_000, maxLength: 40_000 }) }
+    ), { maxLength: 200 }),
+    fc.integer({ min: 1, max: 8192 }),
+    async (lines, blockBytes) => {
+      const path = join(dir, `log-${run++}`)
+      const fd = openSync(path, 'w')
+      try {
+        const output = new LogOutput(fd, { blockBytes, flushMs: 5, maxWaitingBytes: 16 * 1024 * 1024 })
+        for (const line of lines) output.write(line)
+        const expected = Buffer.concat(lines.map((line) => Buffer.from(line)))
+        const { value: size } = await retryUntil(async () => statSync(path).size, (size) => size === expected.length, 2000, 5)
+        if (size !== expected.length) return false
+        return readFileSync(path).equals(expected)
+      } finally {
+        closeSync(fd)
+      }
+    }
+  ), { seed, numRuns })
+})
+
+t.test('flushSync writes every line still waiting before it returns: what exit calls', async (t) => {
+  const path = join(t.testdir(), 'log')
+  const fd = openSync(path, 'w')
+  t.teardown(() => { closeSync(fd) })
+  const output = new LogOutput(fd, { blockBytes: 1024 * 1024, flushMs: 60_000, maxWaitingBytes: 16 * 1024 * 1024 })
+  const lines = Array.from({ length: 1000 }, (_, i) => `{"line":${i}}\n`)
+  for (const line of lines) output.write(line)
+  t.equal(statSync(path).size, 0, 'under a block and before flushMs: nothing written yet')
+  output.flushSync()
+  t.equal(readFileSync(path, 'utf8'), lines.join(''))
+})
+
+t.test('a reader that stops reading: lines wait up to maxWaitingBytes, later ones are dropped whole, and writing resumes when it reads', async (t) => {
+  const path = fifo(t.testdir())
+  // Opened for reading first, without blocking, so that the writer's open does not block.
+  const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
+  t.teardown(() => { closeSync(writer); closeSync(reader) })
+  const maxWaitingBytes = 256 * 1024
+  const output = new LogOutput(writer, { blockBytes: 4096, flushMs: 5, maxWaitingBytes })
+  const line = (i: number): string => `{"line":${String(i).padStart(7, '0')},"pad":"${'x'.repeat(80)}"}\n`
+  // 2 MB of lines, far more than the pipe and the waiting room together.
+  for (let i = 0; i < 20_000; i++) output.write(line(i))
+  // Read until the output has had nothing more for a while (it retries a full pipe every 10 ms).
+  let complete = ''
+  for (let quiet = 0; quiet < 5;) {
+    const more = drain(reader).toString()
+    complete += more
+    quiet = more === '' ? quiet + 1 : 0
+    await sleep(20)
+  }
+  const got = complete.split('\n').slice(0, -1)
+  t.ok(got.length > 0, 'the first lines arrived')
+  t.ok(complete.length <= maxWaitingBytes, `no more than the waiting room held: ${complete.length} bytes`)
+  t.ok(got.length < 20_000, `lines were dropped: ${got.length} of 20,000 arrived`)
+  t.same(got, got.map((_, i) => line(i).slice(0, -1)), 'the first lines, whole and in order: only later ones were dropped')
+  // The reader reads again: new lines go through.
+  output.write('{"after":true}\n')
+  const { value: after } = await retryUntil(async () => drain(reader).toString(), (text) => text !== '', 2000, 10)
+  t.equal(after, '{"after":true}\n')
+})
+
+t.test('a reader gone: lines go nowhere, and nothing throws', async (t) => {
+  const path = fifo(t.testdir())
+  const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
+  t.teardown(() => { closeSync(writer) })
+  closeSync(reader)
+  const output = new LogOutput(writer, { blockBytes: 1, flushMs: 5, maxWaitingBytes: 1024 })
+  t.doesNotThrow(() => {
+    for (let i = 0; i < 100; i++) output.write(`{"line":${i}}\n`)
+    output.flushSync()
+  })
+  await sleep(50)
+  t.doesNotThrow(() => { output.write('{"later":true}\n') })
+})
