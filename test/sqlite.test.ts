@@ -105,6 +105,20 @@ t.test('a locked database answers 503, logs it once, and recovers by itself', as
   t.match(logged.err.message, /locked|busy/i, 'with its cause')
 })
 
+t.test('the reads of one event-loop turn share a transaction, and the next turn\'s reads see what another connection committed meanwhile', async (t) => {
+  const path = `${t.testdir()}/plants.db`
+  const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${path}` })
+  const other = new Database(path) // another process's connection, as an operator's would be
+  t.teardown(() => other.close())
+  const insert = other.prepare('INSERT INTO plants (id, name) VALUES (?, ?)')
+  for (let id = 1; id <= 5; id++) {
+    t.equal((await server.request('GET', `/plants/${id}`)).statusCode, 404, `plant ${id}: not there yet`)
+    insert.run(id, `p${id}`)
+    const res = await server.request('GET', `/plants/${id}`)
+    t.equal(res.statusCode, 200, `plant ${id}, written by the other connection, is seen by the next read`)
+  }
+})
+
 t.test('a create in the same commit as the first subscription is announced when it comes after it, and not before', async (t) => {
   // Below HTTP, to put the three writes in one group-commit transaction: the first
   // create finds no subscription, and the store must not keep believing it for the next.

@@ -41,6 +41,8 @@ export class SqliteStore implements PlantStore {
   readonly #writes: GroupCommit<Write, unknown>
   /** None for a database in memory, which has no disk to wait for. */
   readonly #wal: WalSync | undefined
+  /** The read transaction this event-loop turn's reads share is open. */
+  #reading = false
 
   constructor (path: string, { log, maxBatch, maxQueueBytes, onBatch }: StoreContext) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
@@ -72,7 +74,10 @@ export class SqliteStore implements PlantStore {
       page: db.prepare<[bigint, number], Row>('SELECT id, name, tag FROM plants WHERE id >= ? ORDER BY id LIMIT ?'),
       pageByTag: db.prepare<[string, bigint, number], Row>('SELECT id, name, tag FROM plants WHERE tag = ? AND id >= ? ORDER BY id LIMIT ?'),
       delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
-      ping: db.prepare('SELECT 1')
+      ping: db.prepare('SELECT 1'),
+      beginReads: db.prepare('BEGIN'),
+      endReads: db.prepare('COMMIT'),
+      abandonReads: db.prepare('ROLLBACK')
     }
     // All or nothing: a write that throws rolls the whole batch back.
     const transaction = db.transaction((writes: Write[]) => writes.map((write) => write.run()))
@@ -80,6 +85,9 @@ export class SqliteStore implements PlantStore {
       write: async (writes) => {
         let results
         try {
+          this.#endReads()
+          // Inside another transaction, a batch would only be a savepoint, committed with it.
+          if (this.#db.inTransaction) throw new Error('a transaction is open where a batch begins')
           results = this.#run(() => transaction.immediate(writes))
         } catch (err) {
           this.webhooks.rolledBack()
@@ -137,6 +145,7 @@ export class SqliteStore implements PlantStore {
 
   async close (): Promise<void> {
     await this.#writes.drain()
+    this.#endReads()
     this.#db.close()
     this.#wal?.close()
   }
@@ -147,9 +156,38 @@ export class SqliteStore implements PlantStore {
 
   /** Runs a read, answered once what it may have seen is on disk. */
   async #read<T> (operation: () => T): Promise<T> {
+    this.#shareReads()
     const result = this.#run(operation)
     await this.#durable()
     return result
+  }
+
+  /**
+   * The reads of one event-loop turn share one read transaction. A statement on its own
+   * begins and ends one, three system calls (a lock taken and released in the WAL's
+   * shared memory, the file's size read) that cost more than finding a plant by its id:
+   * reads by id ran about 13% faster sharing them (README, Performance). The
+   * transaction ends when the turn does, or before a write begins, so every read after
+   * a commit sees it.
+   */
+  #shareReads (): void {
+    if (this.#reading || this.#db.inTransaction) return
+    this.#run(() => this.#statements.beginReads.run())
+    this.#reading = true
+    setImmediate(() => { this.#endReads() })
+  }
+
+  #endReads (): void {
+    if (!this.#reading) return
+    this.#reading = false
+    // An I/O error during a read may have rolled it back already.
+    if (!this.#db.inTransaction) return
+    try {
+      this.#statements.endReads.run()
+    } catch {
+      // It wrote nothing: rolled back, it ends all the same.
+      this.#statements.abandonReads.run()
+    }
   }
 
   /** Waits for a sync (by default the one under way, if any): a failed sync is an unavailable disk. */
