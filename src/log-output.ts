@@ -22,7 +22,7 @@ const EXIT_PATIENCE_MS = 1000
  * The log's lines on their way to a file descriptor (standard output), written
  * asynchronously: a line is copied into a buffer as UTF-8 and the request that logged
  * it goes on; the buffer is written once it holds a block, and at least every `flushMs`.
- * pino's SonicBoom did the same at about five times the CPU a line: it measured each
+ * pino's SonicBoom did the same at about five times this CPU a line: it measured each
  * line's UTF-8 length, concatenated the lines into one string, and encoded every block
  * twice (README, Performance).
  */
