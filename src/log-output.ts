@@ -10,7 +10,7 @@ export interface LogOutputOptions {
 }
 
 // Lines gather in buffers of this size while a write is in flight, and a write takes one
-// at most. With 64 KiB, the p99 of memory-store creates doubled (five runs of five).
+// at most. With 64 KiB, the p99 of memory-store creates doubled (all of eight runs).
 const BUFFER_BYTES = 16 * 1024
 // A full pipe (EAGAIN) is tried again after this long rather than at the next line.
 const RETRY_MS = 10
