@@ -46,10 +46,10 @@ export class LogOutput {
     setInterval(() => { this.#writeNext() }, options.flushMs).unref()
   }
 
-  write (line: string): boolean {
+  write (line: string): void {
     // A UTF-16 code unit takes at most 3 bytes of UTF-8.
     const most = 3 * line.length
-    if (this.#waiting + most > this.#options.maxWaitingBytes) return true
+    if (this.#waiting + most > this.#options.maxWaitingBytes) return
     if (this.#open === undefined || this.#filled + most > this.#open.length) {
       this.#seal()
       this.#open = Buffer.allocUnsafe(Math.max(BUFFER_BYTES, most))
@@ -58,7 +58,6 @@ export class LogOutput {
     this.#filled += bytes
     this.#waiting += bytes
     if (this.#waiting >= this.#options.blockBytes) this.#writeNext()
-    return true
   }
 
   /** Writes every line waiting before it returns: at exit, there is no event loop to write them. */

@@ -105,7 +105,7 @@ t.test('a locked database answers 503, logs it once, and recovers by itself', as
   t.match(logged.err.message, /locked|busy/i, 'with its cause')
 })
 
-t.test('the reads of one event-loop turn share a transaction, and the next turn\'s reads see what another connection committed meanwhile', async (t) => {
+t.test('reads share a transaction only within their event-loop turn: the next read sees what another connection committed meanwhile', async (t) => {
   const path = `${t.testdir()}/plants.db`
   const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${path}` })
   const other = new Database(path) // another process's connection, as an operator's would be
