@@ -78,10 +78,13 @@ export const scenarios: Scenario[] = [
   { name: 'sqlite, no group commit', server: service((dir) => `sqlite:${join(dir, 'plants.db')}`, noGroupCommit), request: createPlant },
   { name: 'postgres', server: postgres(), request: createPlant, skip: needsPostgres },
   { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, skip: needsPostgres },
-  // Reads, each against the bare server doing the same read from memory.
+  // Reads, each against the bare server doing the same read from memory, and what
+  // Fastify alone costs for it.
   { name: 'baseline GET /plants/{id}', server: baselineServer, prefill: 100_000, request: getPlant },
+  { name: 'framework GET /plants/{id}', server: frameworkServer, prefill: 100_000, request: getPlant, compareTo: 'baseline GET /plants/{id}' },
   { name: 'sqlite GET /plants/{id}', server: sqlite, prefill: 100_000, request: getPlant, compareTo: 'baseline GET /plants/{id}' },
   { name: 'baseline GET /plants?limit=100', server: baselineServer, prefill: 100_000, request: getPage },
+  { name: 'framework GET /plants?limit=100', server: frameworkServer, prefill: 100_000, request: getPage, compareTo: 'baseline GET /plants?limit=100' },
   { name: 'sqlite GET /plants?limit=100', server: sqlite, prefill: 100_000, request: getPage, compareTo: 'baseline GET /plants?limit=100' }
 ]
 
