@@ -1,3 +1,4 @@
+import { connect, type AddressInfo, type Socket } from 'node:net'
 import t from 'tap'
 import { AUTH, testApp } from './helpers/app.js'
 
@@ -31,4 +32,42 @@ t.test('many answers of one turn all leave, each with its own body', async (t) =
     await app.inject({ method: 'POST', url: '/plants', headers: AUTH, payload: { id: i, name: `Plant ${i}` } })))
   t.same(answers.map((answer) => answer.statusCode), Array(200).fill(200))
   t.same(answers.map((answer) => answer.json().name), Array.from({ length: 200 }, (_, i) => `Plant ${i}`))
+})
+
+t.test('a turn holding many requests lets their answers leave 64 at a time, not all at its end', async (t) => {
+  const app = await testApp(t)
+  // Registered after the batching hook: it runs for an answer once the batch lets it go.
+  let released = 0
+  app.addHook('onSend', (_request, _reply, _payload, done) => { released++; done() })
+  // What each request's handler sees: how many answers had left before it ran.
+  const seen: number[] = []
+  app.get('/probe', { config: { quietLog: true } }, async () => {
+    seen.push(released)
+    return { ok: true }
+  })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const { port } = app.server.address() as AddressInfo
+  const clients = 150
+  const sockets = await Promise.all(Array.from({ length: clients }, async () => await new Promise<Socket>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => { resolve(socket) }).on('error', reject)
+  })))
+  t.teardown(() => { for (const socket of sockets) socket.destroy() })
+  // Every connection accepted first, then every request sent at once: the service reads
+  // them all in one turn of its event loop.
+  while (await new Promise<number>((resolve, reject) => app.server.getConnections((err, n) => err ? reject(err) : resolve(n))) < clients) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  const answers = sockets.map(async (socket) => await new Promise<string>((resolve) => {
+    let text = ''
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString()
+      if (text.endsWith('{"ok":true}')) resolve(text)
+    })
+  }))
+  for (const socket of sockets) socket.write('GET /probe HTTP/1.1\r\nhost: localhost\r\n\r\n')
+  const texts = await Promise.all(answers)
+  t.ok(texts.every((text) => text.startsWith('HTTP/1.1 200 ')), 'every request answered 200')
+  t.equal(seen.length, clients)
+  // All of them held to the end of the turn would leave none before the last handler.
+  t.ok(seen.at(-1)! >= 64, `${seen.at(-1)} answers had left before the last handler ran`)
 })
