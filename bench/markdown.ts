@@ -56,10 +56,11 @@ export function scenarioSection (r: BenchResults): Section {
     if (m === undefined) {
       if (!(row.error ?? '').startsWith('skipped')) valid = false
       const error = row.error ?? 'failed'
-      return [row.name, error.length > 60 ? `${error.slice(0, 59)}… (below)` : error, '', '', '', '', '', '', '', '', '']
+      return [row.name, error.length > 60 ? `${error.slice(0, 59)}… (below)` : error, '', '', '', '', '', '', '', '', '', '']
     }
     const result = m.result
-    const reference = shown.get(row.compareTo ?? 'baseline')?.result
+    const to = row.compareTo ?? 'baseline'
+    const reference = shown.get(to)?.result
     const errors = rowErrors(row)
     const bad = errors.status > 0 || errors.socket > 0
     if (bad) valid = false
@@ -69,6 +70,7 @@ export function scenarioSection (r: BenchResults): Section {
       ms(result.p50Us),
       ms(result.p99Us),
       reference === undefined || rps(reference) === 0 ? '–' : `${(rps(result) / rps(reference)).toFixed(2)}×`,
+      to === row.name ? 'itself' : to,
       errors.status > 0 ? `**${int(errors.status)}**` : '0',
       errors.socket > 0 ? `**${int(errors.socket)}**` : '0',
       pct(m.cpu.server),
@@ -78,7 +80,7 @@ export function scenarioSection (r: BenchResults): Section {
       r.node // every server runs on the runner's own Node (process.execPath)
     ]
   })
-  out.push(table(['scenario', 'requests/s', 'p50 ms', 'p99 ms', 'vs baseline', 'non-2xx', 'socket errors', 'server CPU', 'load gen CPU', 'kernel CPU', 'other processes', 'node'], body))
+  out.push(table(['scenario', 'requests/s', 'p50 ms', 'p99 ms', 'ratio', 'to', 'non-2xx', 'socket errors', 'server CPU', 'load gen CPU', 'kernel CPU', 'other processes', 'node'], body))
   out.push('')
   out.push('CPU columns: share of one core over the measured run (the machine has ' + String(r.machine.cpuCount) + '). kernel: interrupts, softirqs and kernel threads (loopback TCP, disk writeback, journal), charged to no process. other processes: anything else running on the machine; above ' + pct(NOISE) + ' the row is flagged as noisy.')
   out.push('')

@@ -80,10 +80,10 @@ export const scenarios: Scenario[] = [
   { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, skip: needsPostgres },
   // Reads, each against the bare server doing the same read from memory, and what
   // Fastify alone costs for it.
-  { name: 'baseline GET /plants/{id}', server: baselineServer, prefill: 100_000, request: getPlant },
+  { name: 'baseline GET /plants/{id}', server: baselineServer, prefill: 100_000, request: getPlant, compareTo: 'baseline GET /plants/{id}' },
   { name: 'framework GET /plants/{id}', server: frameworkServer, prefill: 100_000, request: getPlant, compareTo: 'baseline GET /plants/{id}' },
   { name: 'sqlite GET /plants/{id}', server: sqlite, prefill: 100_000, request: getPlant, compareTo: 'baseline GET /plants/{id}' },
-  { name: 'baseline GET /plants?limit=100', server: baselineServer, prefill: 100_000, request: getPage },
+  { name: 'baseline GET /plants?limit=100', server: baselineServer, prefill: 100_000, request: getPage, compareTo: 'baseline GET /plants?limit=100' },
   { name: 'framework GET /plants?limit=100', server: frameworkServer, prefill: 100_000, request: getPage, compareTo: 'baseline GET /plants?limit=100' },
   { name: 'sqlite GET /plants?limit=100', server: sqlite, prefill: 100_000, request: getPage, compareTo: 'baseline GET /plants?limit=100' }
 ]
