@@ -348,6 +348,18 @@ t.test('an endless answer is not read to its end: the attempt counts its status 
   await server.close()
 })
 
+t.test('an informational answer (103) before the final status is not the outcome: the final status decides', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY })
+  const server = await startServer(t, (_path, _body, response) => {
+    response.writeEarlyHints({ link: '</hints>; rel=preload' })
+    setTimeout(() => response.writeHead(204).end(), 20)
+  })
+  const sub = await subscribe(t, app, `${server.url}/hints`)
+  await postPlant(app, { id: 1, name: 'Fern' })
+  const log = await logUntil(app, sub.id, (log) => log.length === 1 && log[0].attempts >= 1)
+  t.match(log, [{ status: 'delivered', attempts: 1, lastStatusCode: 204 }])
+})
+
 t.test('deliveries claimed ahead fill each freed slot at once: all delivered, never more than WEBHOOK_CONCURRENCY at a time', async (t) => {
   // A timeout long enough that a delivery left behind would only come after the test's wait.
   const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY, WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_CONCURRENCY: '3' })

@@ -30,12 +30,13 @@ class TimedOut extends Error {}
 /**
  * Makes one delivery attempt: a signed POST of the payload. A 2xx status within the
  * timeout acknowledges it; anything else, a redirect included (never followed), does
- * not. Connections are kept alive and reused (undici: about half the CPU of `node:http`
- * for an attempt, and its `dispatch` a quarter less again than its `request`, which
- * makes a stream and an abort signal of every answer; see AttemptHandler), and every new one is made only to an address the policy allows: a
- * name is resolved through the policy's lookup, an address written in the URL is checked
- * before connecting, and the address actually connected to is checked again before the
- * request is written.
+ * not. Connections are kept alive and reused: undici takes about half the CPU of
+ * `node:http` for an attempt, and its `dispatch` a quarter less again than its `request`,
+ * which makes a stream and an abort signal of every answer (see AttemptHandler). Every
+ * new connection is made only to an address the policy allows: a name is resolved
+ * through the policy's lookup, an address written in the URL is checked before
+ * connecting, and the address actually connected to is checked again before the request
+ * is written.
  */
 export class Sender {
   readonly #policy: AddressPolicy
