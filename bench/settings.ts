@@ -14,7 +14,7 @@ export const SERVICE_ENTRY = join(ROOT, 'dist', 'src', 'server.js')
 /** The Node flags `npm start` gives the service (its young-generation cap), read from package.json: the bench runs it as shipped. */
 export const SERVICE_NODE_FLAGS: string[] = startFlags(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start)
 
-function startFlags (start: string): string[] {
+export function startFlags (start: string): string[] {
   const flags = /^exec node ((?:--\S+ )*)dist\/src\/server\.js$/.exec(start)?.[1]
   // Read wrongly, the bench would measure a service other than the one npm start runs.
   if (flags === undefined) throw new Error(`bench/settings.ts cannot read the Node flags of npm start: "${start}"`)
