@@ -106,7 +106,8 @@ async function main (): Promise<number> {
         errors += status + socket
         runs.get(scenario.name)![b].push(...row.runs)
         for (const run of row.runs) {
-          process.stderr.write(`  round ${round}, ${builds[b].name}: ${int(rps(run.result))}/s, p99 ${ms(run.result.p99Us)} ms${status + socket > 0 ? `, ${status} non-2xx, ${socket} socket errors` : ''}\n`)
+          const pending = run.webhooks === undefined ? '' : `, ${int(run.webhooks.pending)} deliveries pending after it`
+          process.stderr.write(`  round ${round}, ${builds[b].name}: ${int(rps(run.result))}/s, p99 ${ms(run.result.p99Us)} ms${pending}${status + socket > 0 ? `, ${status} non-2xx, ${socket} socket errors` : ''}\n`)
         }
       }
     }
