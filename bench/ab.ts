@@ -21,9 +21,9 @@ import { runScenario } from './measure.js'
 import { killAll } from './processes.js'
 import { rps, rowErrors, type Measured } from './results.js'
 import { cluster, scenarios, type Scenario } from './scenarios.js'
-import { BenchError, fail, ROOT, SERVICE_ENTRY, SERVICE_NODE_FLAGS, settings, startFlags } from './settings.js'
+import { BenchError, envNumber, fail, ROOT, SERVICE_ENTRY, SERVICE_NODE_FLAGS, settings, startFlags } from './settings.js'
 
-const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 4) || 4)
+const rounds = Math.max(1, envNumber('BENCH_ROUNDS', 4))
 
 interface Build { name: string, entry: string, flags: string[] }
 

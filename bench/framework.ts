@@ -8,18 +8,18 @@
  * them and the baseline's, what Fastify costs.
  */
 import Fastify from 'fastify'
-import { Type } from '@sinclair/typebox'
 import { NewPlant, Plant, PlantIdParams, PlantListQuery, ref, sharedSchemas, StoredPlant } from '../schemas/index.js'
 import { ALL_SCOPES } from '../schemas/scopes.js'
 import { parseJsonBody } from '../src/http/json-body.js'
 import { buildValidatorCompiler } from '../src/http/validation.js'
+import { listPlants } from '../src/plants/route-schemas.js'
 import { hashToken, TokenRegistry } from '../src/tokens/registry.js'
 
 const registry = new TokenRegistry([{ name: 'bench', hash: hashToken(process.env.API_TOKENS ?? ''), scopes: new Set(ALL_SCOPES) }])
 const plants = new Map<bigint, StoredPlant>()
 // Ascending ids, as the service pages them; kept up to date lazily, as the baseline does.
 let ordered: StoredPlant[] | undefined
-const PAGE = 100
+const DEFAULT_LIMIT: number = PlantListQuery.properties.limit.default
 
 const app = Fastify({ logger: false })
 app.setValidatorCompiler(buildValidatorCompiler(sharedSchemas))
@@ -47,9 +47,9 @@ app.get('/plants/:id', { schema: { params: PlantIdParams, response: { 200: ref(S
   return plant
 })
 
-app.get('/plants', { schema: { querystring: PlantListQuery, response: { 200: Type.Array(ref(StoredPlant)) } } }, async (request) => {
+app.get('/plants', { schema: { querystring: PlantListQuery, response: { 200: listPlants.response[200] } } }, async (request) => {
   ordered ??= [...plants.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-  return ordered.slice(0, (request.query as { limit?: number }).limit ?? PAGE)
+  return ordered.slice(0, (request.query as { limit?: number }).limit ?? DEFAULT_LIMIT)
 })
 
 await app.listen({ port: Number(process.env.PORT ?? 3000), host: process.env.HOST ?? '127.0.0.1' })

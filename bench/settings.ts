@@ -37,7 +37,7 @@ export const settings = {
 
 export const TOKEN = `bench-${randomBytes(12).toString('base64url')}`
 
-function envNumber (name: string, fallback: number): number {
+export function envNumber (name: string, fallback: number): number {
   const raw = process.env[name]
   if (raw === undefined || raw === '') return fallback
   const value = Number(raw)
