@@ -1,11 +1,17 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 
-// The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), as the auth
-// plugin writes them from its TokenRate.
+/**
+ * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), in the order
+ * limit, remaining, reset: declared below, written by the auth plugin from its
+ * TokenRate, exposed to pages by the CORS plugin.
+ */
+export const RATE_LIMIT_HEADER_NAMES = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] as const
+const [LIMIT, REMAINING, RESET] = RATE_LIMIT_HEADER_NAMES
+
 const RateLimitHeaders = {
-  'RateLimit-Limit': Type.Integer({ description: 'Requests this token may make a second (RATE_LIMIT_PER_TOKEN)' }),
-  'RateLimit-Remaining': Type.Integer({ description: 'Requests this token has left in the current second; 0 on its 429' }),
-  'RateLimit-Reset': Type.Integer({ description: 'Seconds until this token\'s budget is full again' })
+  [LIMIT]: Type.Integer({ description: 'Requests this token may make a second (RATE_LIMIT_PER_TOKEN)' }),
+  [REMAINING]: Type.Integer({ description: 'Requests this token has left in the current second; 0 on its 429' }),
+  [RESET]: Type.Integer({ description: 'Seconds until this token\'s budget is full again' })
 }
 
 const RetryAfter = Type.Integer({ description: 'Seconds to wait before trying again' })

@@ -17,6 +17,8 @@ const RETRY_MS = 10
 // At exit, a full pipe is waited for this long at most: a reader that never reads
 // must not keep a stopping process alive.
 const EXIT_PATIENCE_MS = 1000
+// What flushSync waits on, a millisecond at a time, while a full pipe drains.
+const PAUSE = new Int32Array(new SharedArrayBuffer(4))
 
 /**
  * The log's lines on their way to a file descriptor (standard output), written
@@ -72,7 +74,7 @@ export class LogOutput {
         this.#wrote(from, buffer, writeSync(this.#fd, buffer))
       } catch (err) {
         if (codeOf(err) !== 'EAGAIN' || Date.now() > giveUp) this.#failed(from)
-        else Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1)
+        else Atomics.wait(PAUSE, 0, 0, 1)
       }
     }
   }

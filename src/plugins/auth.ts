@@ -2,7 +2,7 @@ import bearerAuth from '@fastify/bearer-auth'
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { withRateLimitHeaders } from '../../schemas/rate-limit.js'
+import { RATE_LIMIT_HEADER_NAMES, withRateLimitHeaders } from '../../schemas/rate-limit.js'
 import { SCOPES, type Scope } from '../../schemas/scopes.js'
 import { Lockout } from './auth-lockout.js'
 import { TokenRate } from './token-rate.js'
@@ -28,6 +28,8 @@ declare module 'fastify' {
 }
 
 const REALM = 'Bearer realm="plant-store"'
+// In lower case, as Fastify keeps every header's name.
+const [LIMIT_HEADER, REMAINING_HEADER, RESET_HEADER] = RATE_LIMIT_HEADER_NAMES.map((name) => name.toLowerCase())
 
 /**
  * Guards every route registered beside it with a bearer token and the scope the route
@@ -99,9 +101,9 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
     if (perToken !== undefined) {
       // The IETF RateLimit header fields, on every answer once the token is known.
       const { remaining, resetSeconds } = perToken.take(token.name)
-      reply.header('ratelimit-limit', ratePerToken)
-      reply.header('ratelimit-remaining', Math.max(0, remaining))
-      reply.header('ratelimit-reset', resetSeconds)
+      reply.header(LIMIT_HEADER, ratePerToken)
+      reply.header(REMAINING_HEADER, Math.max(0, remaining))
+      reply.header(RESET_HEADER, resetSeconds)
       if (remaining < 0) throw tooMany(new RateLimited(ratePerToken), resetSeconds)
     }
     const scope = request.routeOptions.config.scope as Scope

@@ -1,6 +1,7 @@
 import cors from '@fastify/cors'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { RATE_LIMIT_HEADER_NAMES } from '../../schemas/rate-limit.js'
 
 export interface CorsOptions {
   /** The exact origins whose pages may call the API, or ['*'] for any. */
@@ -13,8 +14,7 @@ const METHODS = ['GET', 'POST', 'DELETE']
 const REQUEST_HEADERS = ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id']
 // What a page may read besides the body: every header an answer carries for a client to act on.
 const EXPOSED_HEADERS = [
-  'ETag', 'Link', 'Location', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset',
-  'WWW-Authenticate', 'X-Request-Id'
+  'ETag', 'Link', 'Location', 'Retry-After', ...RATE_LIMIT_HEADER_NAMES, 'WWW-Authenticate', 'X-Request-Id'
 ]
 // A browser asks again after this long (Chromium caps it at 2 hours anyway).
 const PREFLIGHT_MAX_AGE_SECONDS = 600
