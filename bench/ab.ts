@@ -18,7 +18,7 @@ import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.
 import { pickLoadGenerator } from './load.js'
 import { int, ms, table } from './markdown.js'
 import { runScenario } from './measure.js'
-import { killAll } from './processes.js'
+import { cleanUpOnExit, killAll } from './processes.js'
 import { rps, rowErrors, type Measured } from './results.js'
 import { cluster, scenarios, type Scenario } from './scenarios.js'
 import { BenchError, envNumber, fail, ROOT, SERVICE_ENTRY, SERVICE_NODE_FLAGS, settings, startFlags } from './settings.js'
@@ -47,10 +47,7 @@ function cleanUp (): void {
   tempRoot = undefined
 }
 
-process.on('exit', cleanUp)
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.once(signal, () => process.exit(130))
-}
+cleanUpOnExit('bench:ab', cleanUp)
 
 /** The ref checked out and built in a worktree, with this checkout's dependencies. */
 function buildRef (ref: string, root: string): Build {

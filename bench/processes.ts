@@ -31,6 +31,20 @@ export function killAll (): void {
   for (const child of children) child.kill('SIGKILL')
 }
 
+/**
+ * Runs `cleanUp` (which should call killAll) however the process ends: done, failed, or
+ * stopped by a signal, which exits with 130.
+ */
+export function cleanUpOnExit (name: string, cleanUp: () => void): void {
+  process.on('exit', cleanUp)
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`\n${name}: ${signal}, stopping\n`)
+      process.exit(130)
+    })
+  }
+}
+
 async function waitForExit (child: ChildProcess, ms: number): Promise<boolean> {
   if (child.exitCode !== null || child.signalCode !== null) return true
   return await new Promise((resolve) => {

@@ -36,7 +36,7 @@ import { pickLoadGenerator } from './load.js'
 import { cpuCount, cpuModel, filesystemOf } from './machine.js'
 import { closing, footprintSection, header, scenarioSection } from './markdown.js'
 import { emptyRow, runScenario } from './measure.js'
-import { killAll, pin, tasksetFound } from './processes.js'
+import { cleanUpOnExit, killAll, pin, tasksetFound } from './processes.js'
 import { resultsPath, writeResults, type BenchResults, type Footprint } from './results.js'
 import { cluster, createPlant, footprintStores, scenarios } from './scenarios.js'
 import { BENCH, BenchError, fail, SERVICE_ENTRY, settings } from './settings.js'
@@ -52,13 +52,7 @@ function cleanUp (): void {
   tempRoot = undefined
 }
 
-process.on('exit', cleanUp)
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-  process.once(signal, () => {
-    process.stderr.write(`\nbench: ${signal}, stopping\n`)
-    process.exit(130) // the exit handler kills the children and removes the temp dir
-  })
-}
+cleanUpOnExit('bench', cleanUp)
 
 const print = (lines: string[]): void => console.log(lines.join('\n'))
 
