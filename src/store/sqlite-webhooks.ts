@@ -41,8 +41,8 @@ export class SqliteWebhooks implements WebhookStore {
   constructor (db: Database.Database, write: Write, read: Read) {
     this.#write = write
     this.#read = read
-    // `LIMIT +…`, as in the plants' statements (sqlite.ts): a bare LIMIT parameter made
-    // SQLite prepare the statement again at every run.
+    // `+` before a parameter in LIMIT or equal to an index's first column: see the
+    // plants' statements (sqlite.ts).
     this.#statements = {
       // The delivery's id is time-ordered: see StoredDelivery.
       announce: db.prepare<[{ plant: bigint, payload: Buffer, now: number }]>(`INSERT INTO webhook_deliveries (id, webhook_id, plant_id, payload, next_attempt_at, created_at)
@@ -51,14 +51,14 @@ export class SqliteWebhooks implements WebhookStore {
       subscribe: db.prepare<[string, string, string, number]>('INSERT INTO webhooks (id, url, secret, created_at) VALUES (?, ?, ?, ?)'),
       subscriptions: db.prepare<[], SubscriptionRow>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhooks ORDER BY rowid`),
       unsubscribe: db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?'),
-      dropDeliveries: db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE webhook_id = ?'),
+      dropDeliveries: db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE webhook_id = +?'),
       page: db.prepare<[string, number, number], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
-        WHERE webhook_id = ? AND seq < ? ORDER BY seq DESC LIMIT +?`),
-      status: db.prepare<[string, string], { status: DeliveryStatus }>('SELECT status FROM webhook_deliveries WHERE webhook_id = ? AND id = ?'),
+        WHERE webhook_id = +? AND seq < ? ORDER BY seq DESC LIMIT +?`),
+      status: db.prepare<[string, string], { status: DeliveryStatus }>('SELECT status FROM webhook_deliveries WHERE webhook_id = +? AND id = ?'),
       restart: db.prepare<[number, string]>(`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL,
         last_error = NULL, next_attempt_at = ?, delivered_at = NULL, settled_at = NULL, lease = NULL, lease_until = NULL WHERE id = ?`),
       claim: db.prepare<[Claim], DueRow>(`UPDATE webhook_deliveries SET lease = @lease, lease_until = @until
-        WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE webhook_id = @webhook AND status = 'pending' AND next_attempt_at <= @now
+        WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE webhook_id = +@webhook AND status = 'pending' AND next_attempt_at <= @now
                         AND (lease_until IS NULL OR lease_until <= @now) ORDER BY next_attempt_at LIMIT +@limit)
         RETURNING id, payload, attempts`),
       delivered: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'delivered', last_error = NULL,
