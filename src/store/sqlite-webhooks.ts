@@ -41,8 +41,8 @@ export class SqliteWebhooks implements WebhookStore {
   constructor (db: Database.Database, write: Write, read: Read) {
     this.#write = write
     this.#read = read
-    // `+` before a parameter in LIMIT or equal to an index's first column: see the
-    // plants' statements (sqlite.ts).
+    // `+` before a parameter in LIMIT or equal to a non-unique index's first column
+    // (`webhook_id = +?`): see the plants' statements (sqlite.ts).
     this.#statements = {
       // The delivery's id is time-ordered: see StoredDelivery.
       announce: db.prepare<[{ plant: bigint, payload: Buffer, now: number }]>(`INSERT INTO webhook_deliveries (id, webhook_id, plant_id, payload, next_attempt_at, created_at)

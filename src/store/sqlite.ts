@@ -68,10 +68,12 @@ export class SqliteStore implements PlantStore {
       throw err
     }
     const db = this.#db
-    // `+?`, never a bare `?`, in LIMIT and equal to an index's first column (`tag = +?`):
-    // better-sqlite3's SQLite plans such a parameter by its bound value (it is built with
-    // STAT4), so every run of the statement prepared it again, a sixth of a page of 100's
-    // time in the store. `+?` is the same value, planned once (README, Performance).
+    // `+?`, never a bare `?`, in LIMIT and equal to the first column of an index that is
+    // not unique (`tag = +?`): better-sqlite3's SQLite (built with STAT4) plans such a
+    // parameter by its bound value, so every run of the statement prepared it again, a
+    // sixth of a page of 100's time in the store. `+?` is the same value, planned once.
+    // An equality on the rowid or a unique key is planned alike whatever its value, and
+    // needs none (README, Performance).
     this.#statements = {
       insert: db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
       get: db.prepare<[bigint], Row>('SELECT id, name, tag FROM plants WHERE id = ?'),
