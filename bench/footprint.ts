@@ -4,8 +4,8 @@
  * its RSS read empty, filled and at its peak, its database measured on disk while it
  * runs, and the rows stored counted afterwards rather than assumed. For a store with
  * `rates`, reads by id, pages anywhere in the store and creates are then measured on the
- * filled server, and first on a server holding SMALL_STORE plants: whether a request's
- * cost stays flat as the store grows.
+ * filled server and on a server holding SMALL_STORE plants, taking turns: whether a
+ * request's cost stays flat as the store grows.
  */
 import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
@@ -30,7 +30,6 @@ const SIZE_REQUESTS: Array<[string, RequestSpec, (count: number) => number]> = [
 
 export async function footprint (store: string, spec: ServerSpec, load: LoadGenerator, root: string, count: number, withRates: boolean): Promise<Footprint> {
   const out: Footprint = { store }
-  const small = withRates ? await smallStoreRates(store, spec, load, root) : undefined
   const dir = join(root, `million-${store}`)
   mkdirSync(dir, { recursive: true })
   process.stderr.write(`bench: ${count.toLocaleString('en-US')} plants into ${store}\n`)
@@ -47,10 +46,9 @@ export async function footprint (store: string, spec: ServerSpec, load: LoadGene
       out.disk = { db: size(db), wal: size(`${db}-wal`), shm: size(`${db}-shm`) }
       out.rows = countRows(db)
     }
-    if (small !== undefined) {
-      const filled = await rates(load, server, count)
+    if (withRates) {
       out.smallCount = SMALL_STORE
-      out.rates = SIZE_REQUESTS.map(([request], i): SizeRate => ({ request, small: small[i], filled: filled[i] }))
+      out.rates = await sizeRates(store, spec, load, root, server, count)
     }
   } finally {
     await stop(server.child)
@@ -71,10 +69,34 @@ function countRows (db: string): number {
   }
 }
 
-async function smallStoreRates (store: string, spec: ServerSpec, load: LoadGenerator, root: string): Promise<LoadResult[]> {
-  const dir = join(root, `small-${store}`)
+/**
+ * SIZE_REQUESTS on the small store and on the filled one, in BENCH_SIZE_ROUNDS rounds
+ * that alternate which goes first (small, filled, filled, small, …): a single run of
+ * each moved by 10 to 30% with this machine's drift, more than the change it looks for.
+ * Every round's small store is a new one of SMALL_STORE plants, so that its creates
+ * start from that size each time; the filled store only grows by its creates.
+ */
+async function sizeRates (store: string, spec: ServerSpec, load: LoadGenerator, root: string, filled: Server, count: number): Promise<SizeRate[]> {
+  const out = SIZE_REQUESTS.map(([request]) => ({ request, small: [] as LoadResult[], filled: [] as LoadResult[] }))
+  const keep = (which: 'small' | 'filled', results: LoadResult[]): void => { results.forEach((result, i) => out[i][which].push(result)) }
+  for (let round = 1; round <= settings.sizeRounds; round++) {
+    const onSmall = async (): Promise<void> => { keep('small', await smallStoreRates(store, spec, load, root, round)) }
+    const onFilled = async (): Promise<void> => { keep('filled', await rates(load, filled, count)) }
+    if (round % 2 === 1) {
+      await onSmall()
+      await onFilled()
+    } else {
+      await onFilled()
+      await onSmall()
+    }
+  }
+  return out
+}
+
+async function smallStoreRates (store: string, spec: ServerSpec, load: LoadGenerator, root: string, round: number): Promise<LoadResult[]> {
+  const dir = join(root, `small-${store}-${round}`)
   mkdirSync(dir, { recursive: true })
-  process.stderr.write(`bench: ${SMALL_STORE.toLocaleString('en-US')} plants into ${store}, for its rates\n`)
+  process.stderr.write(`bench: ${SMALL_STORE.toLocaleString('en-US')} plants into a new ${store} store, round ${round}\n`)
   const server = await startServer(spec, dir)
   try {
     await fill(load, server, SMALL_STORE, 1)

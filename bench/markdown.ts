@@ -5,7 +5,7 @@
  * JSON; each section also says whether its rows are valid (the exit code).
  */
 import type { CpuSample } from './machine.js'
-import { errorSummary, median, rowErrors, rps, socketErrors, type BenchResults, type Footprint, type Measured } from './results.js'
+import { errorSummary, median, rowErrors, rps, socketErrors, type BenchResults, type Footprint, type LoadResult, type Measured } from './results.js'
 
 /** Above this share of a core used by processes not ours, a row is flagged as noisy. */
 const NOISE = 0.1
@@ -155,16 +155,21 @@ function footprintTable (count: number, results: Footprint[]): Section {
   return { lines: out, valid }
 }
 
-/** Each request's rate on the small store and on the filled one: flat with size when the change is small. */
+/** Each request's rates on the small store and on the filled one: flat with size when the change of the mean is small. */
 function sizeTable (count: number, f: Footprint): string[] {
   if (f.rates === undefined || f.smallCount === undefined) return []
-  const body = f.rates.map(({ request, small, filled }) => [
-    `\`${request}\``,
-    `${int(rps(small))} (p99 ${ms(small.p99Us)} ms)`,
-    `${int(rps(filled))} (p99 ${ms(filled.p99Us)} ms)`,
-    `${rps(filled) >= rps(small) ? '+' : ''}${(100 * (rps(filled) / rps(small) - 1)).toFixed(1)}%`
-  ])
-  return ['', `Requests/s of ${f.store} at ${int(f.smallCount)} and at ${int(count)} plants, in this run:`, '',
+  const runs = (r: LoadResult[] | LoadResult): LoadResult[] => Array.isArray(r) ? r : [r]
+  const mean = (r: LoadResult[]): number => r.reduce((sum, result) => sum + rps(result), 0) / r.length
+  const cell = (r: LoadResult[]): string => r.length === 1
+    ? `${int(rps(r[0]))} (p99 ${ms(r[0].p99Us)} ms)`
+    : `${r.map((result) => int(rps(result))).join(', ')}: ${int(mean(r))} (p99 ${r.map((result) => ms(result.p99Us)).join(', ')} ms)`
+  const body = f.rates.map(({ request, small, filled }) => {
+    const [a, b] = [mean(runs(small)), mean(runs(filled))]
+    return [`\`${request}\``, cell(runs(small)), cell(runs(filled)), `${b >= a ? '+' : ''}${(100 * (b / a - 1)).toFixed(1)}%`]
+  })
+  const rounds = runs(f.rates[0].small).length
+  const how = rounds === 1 ? 'in this run' : `in ${rounds} rounds taking turns, each run and the mean`
+  return ['', `Requests/s of ${f.store} at ${int(f.smallCount)} and at ${int(count)} plants, ${how}:`, '',
     table(['request', `at ${int(f.smallCount)}`, `at ${int(count)}`, 'change'], body)]
 }
 

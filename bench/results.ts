@@ -46,11 +46,12 @@ export interface Row {
   loggedError?: string
 }
 
-/** One request's rate on a small store and on the filled one, measured in the same run. */
+/** One request's rates on a small store and on the filled one, measured in the same run, in turns. */
 export interface SizeRate {
   request: string
-  small: LoadResult
-  filled: LoadResult
+  /** One run a round, in the order measured (a single result in files written before the rounds). */
+  small: LoadResult[] | LoadResult
+  filled: LoadResult[] | LoadResult
 }
 
 /** One store filled with `count` plants through POST /plants. */

@@ -17,6 +17,7 @@
  *   BENCH_MILLION=1000000    plants stored for the footprint section (memory, disk, and
  *                            SQLite's rates there against a store of 1,000)
  *   BENCH_SKIP_MILLION=1     skip that section
+ *   BENCH_SIZE_ROUNDS=2      rounds of those rates, each store first in every other round
  *   BENCH_LOAD=wrk|autocannon   force a load generator
  *   BENCH_POSTGRES_URL=postgres://…   the postgres rows' database, instead of a throwaway cluster
  *   BENCH_KEEP=1             keep the temp dir (server logs, databases)
