@@ -41,6 +41,8 @@ export class LogOutput {
   #writing = false
   /** The pipe was full (EAGAIN): nothing is written until RETRY_MS have passed. */
   #paused = false
+  /** Told when the write in flight ends (see flush). */
+  #afterWrite: Array<() => void> = []
 
   constructor (fd: number, options: LogOutputOptions) {
     this.#fd = fd
@@ -62,10 +64,34 @@ export class LogOutput {
     if (this.#waiting >= this.#options.blockBytes) this.#writeNext()
   }
 
+  /**
+   * Resolves once every line written so far is out, or after EXIT_PATIENCE_MS of a full
+   * pipe. A graceful shutdown awaits it before exiting: at exit, flushSync cannot wait
+   * for a write in flight, which may still be queued behind other work on libuv's thread
+   * pool, and whose lines would then be lost with the process.
+   */
+  async flush (): Promise<void> {
+    const giveUp = Date.now() + EXIT_PATIENCE_MS
+    while (this.#waiting > 0 && Date.now() < giveUp) {
+      await new Promise<void>((resolve) => {
+        // Also looked at again after RETRY_MS: paused on a full pipe, nothing else may
+        // write before giveUp, and this timer keeps the awaiting process alive meanwhile.
+        const timer = setTimeout(told, RETRY_MS)
+        function told (): void {
+          clearTimeout(timer)
+          resolve()
+        }
+        this.#afterWrite.push(told)
+        this.#writeNext()
+      })
+    }
+  }
+
   /** Writes every line waiting before it returns: at exit, there is no event loop to write them. */
   flushSync (): void {
     this.#seal()
-    // A write in flight has its lines: it ends on libuv's thread pool or is lost with the process.
+    // A write in flight has its lines: it ends on libuv's thread pool or is lost with the
+    // process (a graceful shutdown awaited flush first).
     const from = this.#writing ? 1 : 0
     const giveUp = Date.now() + EXIT_PATIENCE_MS
     while (this.#ready.length > from) {
@@ -104,6 +130,7 @@ export class LogOutput {
       } else {
         this.#failed(0)
       }
+      for (const told of this.#afterWrite.splice(0)) told()
     })
   }
 

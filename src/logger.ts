@@ -29,6 +29,11 @@ function output (): LogOutput {
   return standardOutput
 }
 
+/** Writes out the log's waiting lines: a graceful shutdown awaits it before it exits. */
+export async function flushLog (): Promise<void> {
+  await standardOutput?.flush()
+}
+
 let lastMs = -1
 let lastTime = ''
 /**

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
+import { flushLog } from './logger.js'
 import { startLine } from './start-line.js'
 import { devToken, devTokenFile } from './tokens/dev-token.js'
 
@@ -20,7 +21,8 @@ try {
 const app = await buildApp(config).catch(cannotStart)
 
 // SIGTERM / SIGINT: stop accepting, let in-flight requests finish (new ones get 503),
-// commit and answer pending writes, close the store, exit 0; past the grace delay, exit 1.
+// commit and answer pending writes, close the store, write out the log, exit 0; past
+// the grace delay, exit 1.
 closeWithGrace({
   delay: config.shutdownGraceMs,
   logger: { error: (message: unknown) => app.log.error(message) },
@@ -30,6 +32,7 @@ closeWithGrace({
   if (err !== undefined) app.log.error({ err }, 'fatal error, shutting down')
   else app.log.info({ signal }, 'shutting down')
   await app.close()
+  await flushLog()
 })
 
 // SIGHUP, as daemons reread their configuration: the tokens file, without a restart.

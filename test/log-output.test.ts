@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process'
+import { pbkdf2 } from 'node:crypto'
 import { closeSync, constants, openSync, readFileSync, readSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -76,6 +77,47 @@ t.test('flushSync writes every line still waiting before it returns: what exit c
   t.equal(statSync(path).size, 0, 'under a block and before flushMs: nothing written yet')
   output.flushSync()
   t.equal(readFileSync(path, 'utf8'), lines.join(''))
+})
+
+t.test('flush resolves once a write queued behind busy thread-pool work is out: what a graceful shutdown awaits', async (t) => {
+  const path = join(t.testdir(), 'log')
+  const fd = openSync(path, 'w')
+  t.teardown(() => { closeSync(fd) })
+  // Every thread of libuv's pool busy for a while: the log's write waits in its queue.
+  const threads = Number(process.env.UV_THREADPOOL_SIZE ?? 4)
+  const busy = Array.from({ length: threads }, async () => await new Promise((resolve) => { pbkdf2('x', 'y', 300_000, 32, 'sha256', resolve) }))
+  const output = new LogOutput(fd, { blockBytes: 64, flushMs: 60_000, maxWaitingBytes: 16 * 1024 * 1024 })
+  const lines = Array.from({ length: 100 }, (_, i) => `{"line":${i}}\n`)
+  for (const line of lines) output.write(line)
+  t.equal(statSync(path).size, 0, 'a write is in flight, queued behind the busy pool')
+  await output.flush()
+  t.equal(readFileSync(path, 'utf8'), lines.join(''), 'every line is in the file once flush resolves')
+  await Promise.all(busy)
+})
+
+t.test('flush gives up on a reader that does not read, after about a second', async (t) => {
+  const path = fifo(t.testdir())
+  const reader = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK)
+  const writer = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK)
+  t.teardown(() => { closeSync(writer); closeSync(reader) })
+  const output = new LogOutput(writer, { blockBytes: 4096, flushMs: 5, maxWaitingBytes: 1024 * 1024 })
+  const line = (i: number): string => `{"line":${i},"pad":"${'x'.repeat(80)}"}\n`
+  // More than the pipe holds (64 KiB here), less than the waiting room.
+  for (let i = 0; i < 5000; i++) output.write(line(i))
+  const started = Date.now()
+  await output.flush()
+  const took = Date.now() - started
+  t.ok(took >= 900 && took < 3000, `resolved after ${took} ms`)
+  // Given up is not dropped: the lines go once the reader reads. Read until they stop
+  // coming, which also leaves the output idle before its descriptor is closed and reused.
+  let complete = ''
+  for (let quiet = 0; quiet < 5;) {
+    const more = drain(reader).toString()
+    complete += more
+    quiet = more === '' ? quiet + 1 : 0
+    await sleep(20)
+  }
+  t.equal(complete, Array.from({ length: 5000 }, (_, i) => line(i)).join(''), 'every line, in order')
 })
 
 t.test('a reader that stops reading: lines wait up to maxWaitingBytes, later ones are dropped whole, and writing resumes when it reads', async (t) => {
