@@ -20,6 +20,18 @@ function fifo (dir: string): string {
   return path
 }
 
+/** Reads the pipe until nothing more has come for a while (the output retries a full pipe every 10 ms). */
+async function readUntilQuiet (fd: number): Promise<string> {
+  let complete = ''
+  for (let quiet = 0; quiet < 5;) {
+    const more = drain(fd).toString()
+    complete += more
+    quiet = more === '' ? quiet + 1 : 0
+    await sleep(20)
+  }
+  return complete
+}
+
 /** Reads whatever the pipe holds now. */
 function drain (fd: number): Buffer {
   const chunks: Buffer[] = []
@@ -108,15 +120,9 @@ t.test('flush gives up on a reader that does not read, after about a second', as
   await output.flush()
   const took = Date.now() - started
   t.ok(took >= 900 && took < 3000, `resolved after ${took} ms`)
-  // Given up is not dropped: the lines go once the reader reads. Read until they stop
-  // coming, which also leaves the output idle before its descriptor is closed and reused.
-  let complete = ''
-  for (let quiet = 0; quiet < 5;) {
-    const more = drain(reader).toString()
-    complete += more
-    quiet = more === '' ? quiet + 1 : 0
-    await sleep(20)
-  }
+  // Given up is not dropped: the lines go once the reader reads. Reading them all also
+  // leaves the output idle before its descriptor is closed and reused.
+  const complete = await readUntilQuiet(reader)
   t.equal(complete, Array.from({ length: 5000 }, (_, i) => line(i)).join(''), 'every line, in order')
 })
 
@@ -131,14 +137,7 @@ t.test('a reader that stops reading: lines wait up to maxWaitingBytes, later one
   const line = (i: number): string => `{"line":${String(i).padStart(7, '0')},"pad":"${'x'.repeat(80)}"}\n`
   // 2 MB of lines, far more than the pipe and the waiting room together.
   for (let i = 0; i < 20_000; i++) output.write(line(i))
-  // Read until the output has had nothing more for a while (it retries a full pipe every 10 ms).
-  let complete = ''
-  for (let quiet = 0; quiet < 5;) {
-    const more = drain(reader).toString()
-    complete += more
-    quiet = more === '' ? quiet + 1 : 0
-    await sleep(20)
-  }
+  const complete = await readUntilQuiet(reader)
   const got = complete.split('\n').slice(0, -1)
   t.ok(got.length > 0, 'the first lines arrived')
   t.ok(complete.length <= maxWaitingBytes, `no more than the waiting room held: ${complete.length} bytes`)
