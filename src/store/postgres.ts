@@ -155,7 +155,7 @@ export class PostgresStore implements PlantStore {
       // The wait for a connection may have outlasted the start of an outage: a statement
       // would add its own timeout to that wait.
       this.#available()
-      const result = await client.query<R>(text, values)
+      const result = await client.query<R>({ name: statementName(text), text, values })
       client.release()
       return result
     } catch (err) {
@@ -165,4 +165,17 @@ export class PostgresStore implements PlantStore {
       throw unavailable(err) ? this.#outage.fail(err) : err
     }
   }
+}
+
+// Every statement is named: PostgreSQL parses and plans it once per connection, then
+// only binds and runs it (the batch insert's CTE was parsed and planned at every batch).
+// The texts are constants, so the names are few and never reused for another text.
+const statementNames = new Map<string, string>()
+function statementName (text: string): string {
+  let name = statementNames.get(text)
+  if (name === undefined) {
+    name = `plant_store_${statementNames.size}`
+    statementNames.set(text, name)
+  }
+  return name
 }
