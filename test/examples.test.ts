@@ -1,12 +1,10 @@
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import t from 'tap'
 import { testApp } from './helpers/app.js'
+import { pointerSegment, schemaChecker, type Json } from './helpers/document.js'
 
 // Swagger UI's "Try it out" fills every parameter and request body with its example and
 // shows the example of every answer: without one it sends `{"id":0,"name":"string","tag":"string"}`
 // into the real store.
-
-type Json = Record<string, any>
 
 /** The operations of the document, the webhook it calls included, by a readable name. */
 function operations (doc: Json): Array<[string, Json]> {
@@ -56,25 +54,9 @@ function allExamples (doc: Json, node: unknown = doc, at = ''): Found[] {
     }
   }
   for (const [key, child] of Object.entries(holder)) {
-    if (key !== 'examples' && key !== 'example') found.push(...allExamples(doc, child, `${at}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`))
+    if (key !== 'examples' && key !== 'example') found.push(...allExamples(doc, child, `${at}/${pointerSegment(key)}`))
   }
   return found
-}
-
-/** Validates values against the schema at a JSON pointer into the document, its $refs resolved there. */
-function schemaChecker (doc: Json): (pointer: string) => ValidateFunction {
-  // The document's own dialect (OpenAPI 3.1 schemas are JSON Schema 2020-12), strict:
-  // a keyword or format it does not know fails the test rather than passing unchecked.
-  const ajv = new Ajv2020({ allErrors: true })
-  ajv.addFormat('int32', { type: 'number', validate: (value) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31 })
-  // Beyond 2^53 an example could not be a JSON number that the document keeps exactly.
-  ajv.addFormat('int64', { type: 'number', validate: Number.isSafeInteger })
-  ajv.addFormat('date-time', (value) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(value) && !Number.isNaN(Date.parse(value)))
-  // The document's own fields (openapi, info, paths…) are no schema keywords: declared
-  // to Ajv as keywords without a meaning, so that it takes the document as the root of its schemas.
-  ajv.addVocabulary(Object.keys(doc))
-  ajv.addSchema(doc, 'openapi.json')
-  return (pointer) => ajv.compile({ $ref: `openapi.json#${pointer.split('/').map(encodeURIComponent).join('/')}` })
 }
 
 t.test('every parameter, request body and successful answer with a body has an example', async (t) => {
@@ -99,7 +81,8 @@ t.test('every parameter, request body and successful answer with a body has an e
 t.test('every example of the document is valid against its own schema', async (t) => {
   const app = await testApp(t)
   const doc = (await app.inject({ url: '/docs/json' })).json()
-  const checker = schemaChecker(doc)
+  // Beyond 2^53 an example could not be a JSON number that the document keeps exactly.
+  const checker = schemaChecker(doc, Number.isSafeInteger)
   // The check can fail: an id that is no integer is refused, its message naming the field.
   const plant = checker('/components/schemas/NewPlant')
   t.notOk(plant({ id: 1.5, name: 'Monstera' }), 'an invalid plant is refused')
