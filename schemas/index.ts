@@ -10,7 +10,7 @@ export { NAME_MAX_LENGTH, PlantIdParams, PlantListQuery, TAG_MAX_LENGTH } from '
 export { DeliveryListQuery, DeliveryParams, PLANT_CREATED, SubscriptionParams } from './webhook.js'
 export { Int64, INT64_MAX, INT64_MIN } from './int64.js'
 export { ref } from './ref.js'
-export { errorExamples, errorResponses, GUARDED, JSON_BODY, PATH_PARAMETERS } from './responses.js'
+export { errorExamples, errorResponses, GUARDED, IGNORED_BODY, JSON_BODY, PATH_PARAMETERS } from './responses.js'
 export { ERROR_CODES, type ErrorCode, type ErrorDetail } from './error.js'
 
 /** Every schema with an $id: registered once, referenced by name, a component in the document. */

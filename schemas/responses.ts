@@ -11,8 +11,11 @@ export const GUARDED: ErrorCode[] = [
   'insufficient_scope', 'rate_limited', 'auth_locked_out', 'overloaded', 'shutting_down'
 ]
 
+/** What a POST that takes no body can answer for one sent anyway: it is read as JSON, then ignored. */
+export const IGNORED_BODY: ErrorCode[] = ['invalid_json', 'body_too_large', 'unsupported_media_type']
+
 /** What an operation that takes a JSON body can answer for it. */
-export const JSON_BODY: ErrorCode[] = ['invalid_json', 'invalid_body', 'body_too_large', 'unsupported_media_type']
+export const JSON_BODY: ErrorCode[] = [...IGNORED_BODY, 'invalid_body']
 
 /** What an operation with path parameters can answer for them. */
 export const PATH_PARAMETERS: ErrorCode[] = ['invalid_path', 'invalid_parameter']

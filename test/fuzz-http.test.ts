@@ -2,6 +2,7 @@ import fc from 'fast-check'
 import type { FastifyInstance, HTTPMethods, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
 import { AUTH, TOKEN, testApp } from './helpers/app.js'
+import { pointerSegment, schemaChecker, type Json as Doc } from './helpers/document.js'
 import { fuzzSettings } from './helpers/fuzz.js'
 import { ERROR_CODES, type ErrorCode } from '../schemas/error.js'
 
@@ -333,8 +334,19 @@ const idParam = fc.oneof(
   { weight: 1, arbitrary: repeated(fc.constantFrom('1', 'a', '%41', '%zz', '%e9'), 90, 3000) }
 )
 
+/** A subscription's or delivery's id: well-formed (and unknown) or anything an id parameter can be. */
+const webhookId = (prefix: string) => fc.oneof(
+  { weight: 2, arbitrary: fc.stringMatching(/^[0-9a-f]{32}$/).map((hex) => `${prefix}${hex}`) },
+  { weight: 1, arbitrary: idParam }
+)
+
+/** The subscription routes' paths, with or without their parts. */
+const webhookPath = fc.tuple(webhookId('wh_'), webhookId('msg_'), fc.integer({ min: 0, max: 3 }))
+  .map(([id, deliveryId, depth]) => ['/webhooks', `/webhooks/${id}`, `/webhooks/${id}/deliveries`, `/webhooks/${id}/deliveries/${deliveryId}/retry`][depth])
+
 const path = fc.oneof(
   { weight: 3, arbitrary: fc.constant('/plants') },
+  { weight: 2, arbitrary: webhookPath },
   { weight: 6, arbitrary: idParam.map((id) => `/plants/${id}`) },
   {
     weight: 2,
@@ -712,6 +724,74 @@ async function createdAsSent (app: FastifyInstance, req: FuzzRequest, res: Light
   if (!same) violated(got, `GET /plants/${sent.id} after the 200 does not answer the plant ${expected} with its id`)
 }
 
+/** The document's paths, as a contract checker reads them: each template's operations and a checker of its answers' bodies. */
+interface Contract {
+  paths: Array<{ template: string, pattern: RegExp, operations: Doc }>
+  check: (pointer: string) => (value: unknown) => boolean
+}
+
+const contracts = new WeakMap<FastifyInstance, Contract>()
+
+async function contractOf (app: FastifyInstance): Promise<Contract> {
+  const known = contracts.get(app)
+  if (known !== undefined) return known
+  const doc = (await app.inject({ url: '/docs/json' })).json()
+  const paths = Object.entries<Doc>(doc.paths).map(([template, operations]) => ({
+    template,
+    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    operations
+  }))
+  // JSON.parse reads an id beyond 2^53 inexactly, but still as an integer within int64's range.
+  const checker = schemaChecker(doc, (value) => Number.isInteger(value) && Math.abs(value) <= 2 ** 63)
+  const checks = new Map<string, (value: unknown) => boolean>()
+  const contract = {
+    paths,
+    check: (pointer: string) => {
+      if (!checks.has(pointer)) checks.set(pointer, checker(pointer))
+      return checks.get(pointer)!
+    }
+  }
+  contracts.set(app, contract)
+  return contract
+}
+
+// Answers to a method no operation has on the path, by status: the router's, which no
+// operation declares (a path it cannot route answers before the method is looked at).
+const PATH_LEVEL = new Map([[400, 'invalid_path'], [404, 'route_not_found'], [405, 'method_not_allowed']])
+
+/** 6. An answer to a path of the document is one it declares for the operation: the status, a code listed for it, a JSON body of its schema. */
+async function declared (app: FastifyInstance, req: FuzzRequest, res: LightMyRequestResponse): Promise<void> {
+  const contract = await contractOf(app)
+  // The router ignores one trailing slash.
+  const path = pathOf(req.url).replace(/(.)\/$/, '$1')
+  const at = contract.paths.find(({ pattern }) => pattern.test(path))
+  if (at === undefined) return
+  // A HEAD is answered as its GET, without the body.
+  const method = req.method === 'HEAD' ? 'get' : req.method.toLowerCase()
+  const operation: Doc | undefined = at.operations[method]
+  const code = hasBody(req, res) ? (jsonOf(res) as { code?: unknown } | undefined)?.code : undefined
+  if (operation === undefined) {
+    const expected = PATH_LEVEL.get(res.statusCode)
+    // A HEAD answer has no body to tell its code.
+    if (expected !== undefined && (code === expected || !hasBody(req, res))) return
+    violated(res, `${req.method} ${at.template}, which the document does not have, answered other than the router's 405 (400 or 404 for a path it cannot route)`)
+  }
+  const status = String(res.statusCode)
+  const response: Doc | undefined = operation.responses[status]
+  if (response === undefined) violated(res, `${req.method} ${at.template} declares no ${status}`)
+  if (!hasBody(req, res)) return
+  const media: Doc | undefined = response.content?.['application/json']
+  if (media === undefined) {
+    if (String(res.headers['content-type']).startsWith('application/json')) violated(res, `${req.method} ${at.template} declares no JSON body for ${status}`)
+    return
+  }
+  if (res.statusCode >= 400 && !Object.hasOwn(media.examples, String(code))) {
+    violated(res, `${req.method} ${at.template} declares ${status} without the code ${String(code)}`)
+  }
+  const valid = contract.check(`/paths/${pointerSegment(at.template)}/${method}/responses/${status}/content/application~1json/schema`)
+  if (!valid(jsonOf(res))) violated(res, `the body is not the ${status} schema of ${req.method} ${at.template}`)
+}
+
 /**
  * Runs property `n` over generated requests, all answered by one app, and reports it to
  * tap. Each property draws its own requests, from the seed FUZZ_SEED + n.
@@ -759,4 +839,8 @@ t.test('4. without a valid token, /plants and /plants/<anything> answer only 401
 
 t.test('5. a POST /plants answered 200 returns exactly the {name, tag?} sent, and GET /plants/<id> then returns that plant', async (t) => {
   await holds(t, 5, createRequest, async (app, req, res) => await createdAsSent(app, req, res))
+})
+
+t.test('6. an answer to a path of the document is one the document declares for the operation: a status it lists (405 where the path has no such method), a code its examples list for that status, a JSON body that matches its schema', async (t) => {
+  await holds(t, 6, anyRequest, async (app, req, res) => await declared(app, req, res))
 })

@@ -11,6 +11,22 @@ t.test('GET /plants, GET and DELETE /plants/{id} need the token', async (t) => {
   }
 })
 
+t.test('a DELETE never reads a body: a Content-Type or content sent with it changes nothing', async (t) => {
+  const app = await testApp(t)
+  const sent = [
+    { 'content-type': 'application/x-www-form-urlencoded', payload: '' },
+    { 'content-type': 'text/plain', payload: 'x' },
+    { 'content-type': 'application/json', payload: '{"id":' },
+    { 'content-type': 'application/json', payload: `[${'0,'.repeat(1024 * 1024)}0]` }
+  ]
+  for (const [i, { payload, ...headers }] of sent.entries()) {
+    t.equal((await postPlant(app, { id: i, name: 'Monstera' })).statusCode, 200)
+    const res = await app.inject({ method: 'DELETE', url: `/plants/${i}`, headers: { ...AUTH, ...headers }, payload })
+    t.equal(res.statusCode, 204, `${headers['content-type']}, ${payload.length} bytes: deleted`)
+    assertError(t, await app.inject({ url: `/plants/${i}`, headers: AUTH }), 404, 'plant_not_found')
+  }
+})
+
 t.test('a bad id in the path answers 400 naming the rule', async (t) => {
   const app = await testApp(t)
   for (const id of ['abc', '1.5', '1e3', '9223372036854775808', '-9223372036854775809', '0x10', '%20']) {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import {
-  CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, GUARDED, JSON_BODY, NewSubscription,
+  CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, GUARDED, IGNORED_BODY, JSON_BODY, NewSubscription,
   PATH_PARAMETERS, ref, Subscription, SubscriptionParams
 } from '../../schemas/index.js'
 
@@ -79,12 +79,12 @@ export const listDeliveries = {
 export const retryDelivery = {
   operationId: 'retryDelivery',
   summary: 'Start a delivery over',
-  description: 'A failed (or delivered) delivery becomes pending again with no attempts made, due now, under the same `webhook-id`.',
+  description: 'A failed (or delivered) delivery becomes pending again with no attempts made, due now, under the same `webhook-id`. It takes no body: one sent anyway must be JSON, and is ignored.',
   tags: ['webhooks'],
   params: DeliveryParams,
   response: {
     // No body at all: `null` would be a JSON body of its own.
     202: Type.Unsafe<undefined>(Type.Null({ description: 'Accepted: the delivery is pending; follow it in the delivery log' })),
-    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'delivery_not_found', 'delivery_pending', 'store_unavailable')
+    ...errorResponses(GUARDED, PATH_PARAMETERS, IGNORED_BODY, 'webhook_not_found', 'delivery_not_found', 'delivery_pending', 'store_unavailable')
   }
 }
