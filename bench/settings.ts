@@ -30,7 +30,8 @@ export const settings = {
   million: envNumber('BENCH_MILLION', 1_000_000),
   skipMillion: process.env.BENCH_SKIP_MILLION === '1',
   sizeRounds: Math.max(1, envNumber('BENCH_SIZE_ROUNDS', 2)),
-  only: process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter((s) => s !== ''),
+  // Names separated by commas; a comma followed by a space is a name's own ('postgres, no group commit').
+  only: process.env.BENCH_ONLY?.split(/,(?! )/).map((s) => s.trim()).filter((s) => s !== ''),
   keep: process.env.BENCH_KEEP === '1',
   /** Where the results JSON goes; undefined: bench/results/<date>.json. */
   results: process.env.BENCH_RESULTS === '' ? undefined : process.env.BENCH_RESULTS
