@@ -1,5 +1,7 @@
 import { createServer as createHttpServer, type ServerResponse } from 'node:http'
-import { createServer as createNetServer, type Socket } from 'node:net'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { connect, createServer as createNetServer, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
@@ -218,6 +220,50 @@ t.test('a redirect, a timeout and a refused connection are failed attempts, each
   const [connectRefused] = await logUntil(app, refused.id, tried)
   t.match(connectRefused, { status: 'pending', attempts: 1, lastError: /ECONNREFUSED/ })
   t.notOk('lastStatusCode' in connectRefused)
+})
+
+/**
+ * A port of 127.0.0.1 whose connections never complete: a process listens on it with the
+ * shortest backlog and never accepts, and two connections fill its queue, so the kernel
+ * drops every further SYN and a connect waits, as one to a host that has gone does.
+ */
+async function blackHole (t: Test): Promise<number> {
+  const child = spawn(process.execPath, ['-e', `
+    const server = require('node:net').createServer()
+    server.listen({ port: 0, host: '127.0.0.1', backlog: 0 }, () => {
+      console.log(server.address().port)
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60000)
+    })`], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const fillers: Socket[] = []
+  t.teardown(() => {
+    for (const socket of fillers) socket.destroy()
+    child.kill('SIGKILL')
+  })
+  const [line] = await once(child.stdout!, 'data') as [Buffer]
+  const port = Number(line.toString())
+  for (let i = 0; i < 2; i++) fillers.push(connect(port, '127.0.0.1').on('error', () => {}))
+  // Until a connect no longer completes.
+  const { value: full } = await retryUntil(async () => await new Promise<boolean>((resolve) => {
+    const probe = connect(port, '127.0.0.1')
+    fillers.push(probe.on('error', () => {}))
+    probe.on('connect', () => resolve(false))
+    setTimeout(() => resolve(true), 200)
+  }), (full) => full, 5000, 0)
+  t.ok(full, 'a connect to the port no longer completes')
+  return port
+}
+
+t.test('a receiver that never accepts the connection: the attempt fails at its deadline, not at the kernel\'s', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY, WEBHOOK_TIMEOUT_MS: '300' })
+  const gone = await subscribe(t, app, `http://127.0.0.1:${await blackHole(t)}/hooks`)
+  const started = Date.now()
+  await postPlant(app, { id: 1, name: 'Fern' })
+  const [attempt] = await logUntil(app, gone.id, (log) => log.length === 1 && log[0].attempts >= 1)
+  const ms = Date.now() - started
+  t.match(attempt, { status: 'pending', attempts: 1, lastError: /^(no answer within 300 ms|UND_ERR_CONNECT_TIMEOUT: .*timeout: 300ms)/ })
+  t.notOk('lastStatusCode' in attempt, 'no status: nothing answered')
+  // A connect left to the kernel would retry its SYN for about two minutes.
+  t.ok(ms < 5000, `recorded after ${ms} ms`)
 })
 
 t.test('a name that resolves to a private address at attempt time is refused before connecting (DNS rebinding)', async (t) => {

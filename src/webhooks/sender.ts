@@ -119,8 +119,9 @@ export class Sender {
  * One attempt's side of undici's dispatch: the outcome is told once the status is
  * known, so that the attempt's slot is free again; the answer's body is then drained
  * (dropping the connection past MAX_ANSWER_BYTES), never read. The deadline covers
- * connecting, the status and draining the body; undici cannot be told to abort before
- * it starts the request, so a deadline passed while connecting aborts it then.
+ * the status and draining the body. undici cannot be told to abort before it starts the
+ * request: connecting has the connector's own timeout, the same one, and should the
+ * deadline pass while a connection is being made, the attempt is aborted as it starts.
  */
 class AttemptHandler implements Dispatcher.DispatchHandler {
   readonly #resolve: (result: AttemptResult) => void
