@@ -65,10 +65,10 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
 
   app.setValidatorCompiler(buildValidatorCompiler(sharedSchemas))
   for (const schema of sharedSchemas) app.addSchema(schema)
-  // JSON is the only body this API takes: anything else is a 415, text/plain included.
   // A DELETE's body has no meaning (RFC 9110), so it is never read, as a GET's is not:
   // a client that sends a Content-Type or content with it is not refused for them.
   app.addHttpMethod('DELETE', { hasBody: false, overrideExisting: true })
+  // JSON is the only body this API takes: anything else is a 415, text/plain included.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: unknown, body: Buffer) => parseJsonBody(body))
   app.setErrorHandler(errorHandler)
