@@ -773,8 +773,14 @@ async function declared (app: FastifyInstance, req: FuzzRequest, res: LightMyReq
   if (operation === undefined) {
     const expected = PATH_LEVEL.get(res.statusCode)
     // A HEAD answer has no body to tell its code.
-    if (expected !== undefined && (code === expected || !hasBody(req, res))) return
-    violated(res, `${req.method} ${at.template}, which the document does not have, answered other than the router's 405 (400 or 404 for a path it cannot route)`)
+    if (expected === undefined || (code !== expected && hasBody(req, res))) {
+      violated(res, `${req.method} ${at.template}, which the document does not have, answered other than the router's 405 (400 or 404 for a path it cannot route)`)
+    }
+    // Allow names the document's methods for the path, and HEAD with a GET.
+    const methods = Object.keys(at.operations).map((m) => m.toUpperCase())
+    const allow = [...methods, ...methods.includes('GET') ? ['HEAD'] : []].sort().join(', ')
+    if (res.statusCode === 405 && res.headers.allow !== allow) violated(res, `a 405 from ${at.template} with Allow: ${String(res.headers.allow)}, not ${allow}`)
+    return
   }
   const status = String(res.statusCode)
   const response: Doc | undefined = operation.responses[status]
@@ -841,6 +847,6 @@ t.test('5. a POST /plants answered 200 returns exactly the {name, tag?} sent, an
   await holds(t, 5, createRequest, async (app, req, res) => await createdAsSent(app, req, res))
 })
 
-t.test('6. an answer to a path of the document is one the document declares for the operation: a status it lists (405 where the path has no such method), a code its examples list for that status, a JSON body that matches its schema', async (t) => {
+t.test('6. an answer to a path of the document is one the document declares for the operation: a status it lists (405 with the path\'s methods in Allow where the path has no such method), a code its examples list for that status, a JSON body that matches its schema', async (t) => {
   await holds(t, 6, anyRequest, async (app, req, res) => await declared(app, req, res))
 })
