@@ -1,3 +1,4 @@
+import { hostname } from 'node:os'
 import type { FastifyServerOptions } from 'fastify'
 import { stdSerializers } from 'pino'
 import { LogOutput } from './log-output.js'
@@ -22,11 +23,17 @@ let standardOutput: LogOutput | undefined
  */
 function output (): LogOutput {
   if (standardOutput === undefined) {
-    const stdout = new LogOutput(1, { blockBytes: BLOCK_BYTES, flushMs: FLUSH_MS, maxWaitingBytes: MAX_WAITING_BYTES })
+    const stdout = new LogOutput(1, { blockBytes: BLOCK_BYTES, flushMs: FLUSH_MS, maxWaitingBytes: MAX_WAITING_BYTES, droppedLine })
     process.on('exit', () => { stdout.flushSync() })
     standardOutput = stdout
   }
   return standardOutput
+}
+
+/** Where lines are missing, a warning in pino's shape says how many: a gap in the log is never silent. */
+function droppedLine (count: number): string {
+  const msg = `${count} log lines dropped: standard output did not take them in time`
+  return JSON.stringify({ level: 40, time: new Date().toISOString(), pid: process.pid, hostname: hostname(), dropped: count, msg }) + '\n'
 }
 
 /** Writes out the log's waiting lines: a graceful shutdown awaits it before it exits. */
