@@ -235,5 +235,6 @@ function database (url: string, poolSize: number, dir?: string): DatabaseConfig 
     return { engine: 'sqlite', path: dir === undefined ? path : join(dir, path) }
   }
   // Only the scheme is echoed: a URL may hold a password.
-  throw new ConfigError(`DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got a URL starting ${JSON.stringify(url.split(':', 1)[0] + ':')}`)
+  const got = url.includes(':') ? `a URL starting ${JSON.stringify(url.split(':', 1)[0] + ':')}` : 'a value with no scheme'
+  throw new ConfigError(`DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got ${got}`)
 }

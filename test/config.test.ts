@@ -46,6 +46,7 @@ t.test('each variable is read with its default, and a bad value names the variab
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "loud"'],
     [{ HEADERS_TIMEOUT_MS: '20', REQUEST_TIMEOUT_MS: '10' }, 'HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS'],
     [{ DATABASE_URL: 'mysql://u:secret@h/db' }, 'DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got a URL starting "mysql:"'],
+    [{ DATABASE_URL: 'memory' }, 'DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got a value with no scheme'],
     [{ TRUST_PROXY: 'not-an-address' }, 'TRUST_PROXY must list IP addresses'],
     [{ CORS_ORIGINS: 'https://app.example.com/' }, `${NOT_ORIGINS}; got "https://app.example.com/", which as an origin is "https://app.example.com"`],
     [{ CORS_ORIGINS: 'https://ok.example, https://App.Example.com:443' }, `${NOT_ORIGINS}; got "https://App.Example.com:443", which as an origin is "https://app.example.com"`],
