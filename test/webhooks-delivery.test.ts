@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { connect, createServer as createNetServer, type Socket } from 'node:net'
 import type { AddressInfo } from 'node:net'
+import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
@@ -195,6 +196,38 @@ t.test('after the last attempt a delivery is failed until POST …/retry starts 
   t.match(delivery, { status: 'delivered', attempts: 1, lastStatusCode: 200 })
   t.same(receiver.received.map((r) => r.headers['webhook-id']), Array(4).fill(delivery.id), 'the same webhook-id after the retry')
   t.same(receiver.received.map((r) => r.status), [503, 503, 503, 200])
+})
+
+t.test('a receiver that keeps failing is paused and probed one delivery at a time; once it answers, every delivery goes', async (t) => {
+  // SQLite, the default: a claim waits for a commit, so attempts end while one is under way.
+  const database = `sqlite:${join(t.testdir(), 'plants.db')}`
+  const app = await testApp(t, { ...PRIVATE, WEBHOOK_RETRY_BASE_MS: '100', WEBHOOK_TIMEOUT_MS: '300', DATABASE_URL: database })
+  const receiver = await startReceiver(t, () => 503)
+  const sub = await subscribe(t, app, receiver.url)
+  const started = Date.now()
+  // Plants created all along, ten at a time: deliveries are being claimed when the pause
+  // begins, and all through it (claimed during a pause, they once sat unsent after it).
+  let created = 0
+  while (Date.now() < started + 1500) {
+    await Promise.all(Array.from({ length: 10 }, async () => await postPlant(app, { id: ++created, name: `Fern ${created}` })))
+  }
+  // Each delivery retried on its own schedule (100 ms, doubling, with jitter) would
+  // have been attempted several times by now: over a thousand requests. Paused after
+  // 10 failures in a row: the attempts already in flight (64 at most), then one probe
+  // after 100, 200, 400 and 800 ms.
+  const failing = receiver.received.length
+  t.ok(failing < 150, `${failing} requests in about 1.5 s from ${created} failing deliveries`)
+  await sleep(500)
+  t.ok(receiver.received.length - failing <= 1, `${receiver.received.length - failing} in the next 0.5 s: the pauses grow`)
+  const log = await deliveries(app, sub.id)
+  t.ok(log.every((d) => d.status === 'pending'), 'nothing failed for good: a paused delivery uses no attempts')
+
+  receiver.answer(() => 200)
+  // The longest pause by now is 3.2 s; then every delivery goes at full concurrency.
+  const delivered = (): number => new Set(receiver.received.filter((r) => r.status === 200).map((r) => r.headers['webhook-id'])).size
+  const { value } = await retryUntil(async () => delivered(), (n) => n === created, 10_000, 20)
+  t.equal(value, created, 'every plant delivered once the receiver answers')
+  t.equal(await metric(app, /^plant_store_webhook_deliveries_pending (\d+)$/m), 0, 'none pending')
 })
 
 t.test('a redirect, a timeout and a refused connection are failed attempts, each saying why', async (t) => {

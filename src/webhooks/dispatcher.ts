@@ -3,7 +3,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Histogram } from '../plugins/histogram.js'
 import type { Metrics } from '../plugins/metrics.js'
 import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
-import type { Sender } from './sender.js'
+import { ReceiverBreaker } from './receiver-breaker.js'
+import type { AttemptResult, Sender } from './sender.js'
 import { signingKey } from './signature.js'
 
 export interface DispatcherSettings {
@@ -26,6 +27,11 @@ const POLL_INTERVAL_MS = 1000
 // Delivered and failed deliveries are kept this long in the delivery log, then deleted.
 export const RETENTION_MS = 7 * 24 * 60 * 60 * 1000
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000
+// A receiver whose attempts fail this many times in a row is paused (ReceiverBreaker):
+// enough that a few errors of a working receiver never pause it.
+const FAILURES_TO_PAUSE = 10
+// A paused receiver is tried again at least this often.
+const MAX_PAUSE_MS = 60 * 1000
 
 /** A subscription as the dispatcher holds it: with its signing key, made once. */
 type Subscribed = StoredSubscription & { key: KeyObject }
@@ -43,7 +49,8 @@ export function retryDelay (attemptsMade: number, baseMs: number): number {
  * next attempt at once rather than after a claim's commit. Each attempt is recorded:
  * delivered, retried with backoff, or failed after the last attempt. Closing stops
  * claiming, hands back what was claimed ahead, and waits for the attempts in flight, for
- * at most closeWaitMs; what was not attempted stays pending for the next start.
+ * at most closeWaitMs; what was not attempted stays pending for the next start. A
+ * receiver that keeps failing is paused, then probed with one delivery at a time.
  */
 export class Dispatcher {
   readonly #store: WebhookStore
@@ -52,6 +59,7 @@ export class Dispatcher {
   readonly #log: FastifyBaseLogger
   readonly #attemptSeconds: Histogram
   readonly #leaseMs: number
+  readonly #breaker: ReceiverBreaker
   #subscriptions: Subscribed[] = []
   readonly #inFlight = new Map<string, number>()
   /** Per subscription: deliveries claimed ahead, waiting for a slot, oldest first. */
@@ -74,6 +82,7 @@ export class Dispatcher {
     // Long enough to wait for a slot (behind one attempt at most), for its own attempt
     // and for its record; then another instance may take it over.
     this.#leaseMs = 3 * settings.timeoutMs + 1000
+    this.#breaker = new ReceiverBreaker(FAILURES_TO_PAUSE, settings.retryBaseMs, MAX_PAUSE_MS)
     store.onAnnounced(() => this.wake())
   }
 
@@ -89,6 +98,7 @@ export class Dispatcher {
       const gone = (id: string): boolean => !subscriptions.some((subscription) => subscription.id === id)
       for (const id of this.#more) if (gone(id)) this.#more.delete(id)
       for (const id of this.#ready.keys()) if (gone(id)) this.#ready.delete(id)
+      this.#breaker.retain((id) => !gone(id))
       this.wake()
       // Deliveries go with their subscription: without one there is nothing to prune.
       if (subscriptions.length > 0 && Date.now() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
@@ -121,6 +131,10 @@ export class Dispatcher {
   async #releaseReady (): Promise<void> {
     const ready = [...this.#ready.values()].flat()
     this.#ready.clear()
+    await this.#release(ready)
+  }
+
+  async #release (ready: DueDelivery[]): Promise<void> {
     if (ready.length === 0) return
     try {
       await this.#store.release(ready)
@@ -141,8 +155,15 @@ export class Dispatcher {
       this.#again = false
       for (const subscription of this.#subscriptions) {
         if (this.#closed) return
-        const wanted = 2 * concurrency - (this.#inFlight.get(subscription.id) ?? 0) - this.#readyFor(subscription.id).length
-        if (wanted <= 0) continue
+        const allowed = this.#breaker.allowed(subscription.id, concurrency, Date.now())
+        // Twice the slots, to claim ahead; a paused receiver's probe is claimed alone.
+        const room = allowed === concurrency ? 2 * concurrency : allowed
+        const wanted = room - (this.#inFlight.get(subscription.id) ?? 0) - this.#readyFor(subscription.id).length
+        if (wanted <= 0) {
+          // A pause that ended finds them waiting.
+          this.#fill(subscription)
+          continue
+        }
         let due: DueDelivery[]
         try {
           due = await this.#store.claim(subscription.id, wanted, this.#leaseMs)
@@ -152,6 +173,11 @@ export class Dispatcher {
         }
         if (due.length === wanted) this.#more.add(subscription.id)
         else this.#more.delete(subscription.id)
+        if (this.#breaker.allowed(subscription.id, concurrency, Date.now()) === 0) {
+          // Paused while claiming: handed back, as #pause does with those claimed before.
+          await this.#release(due)
+          continue
+        }
         this.#readyFor(subscription.id).push(...due)
         this.#fill(subscription)
       }
@@ -170,7 +196,8 @@ export class Dispatcher {
   /** Starts the subscription's ready deliveries while it has free slots. */
   #fill (subscription: Subscribed): void {
     const ready = this.#readyFor(subscription.id)
-    while (ready.length > 0 && !this.#closed && (this.#inFlight.get(subscription.id) ?? 0) < this.#settings.concurrency) {
+    const allowed = this.#breaker.allowed(subscription.id, this.#settings.concurrency, Date.now())
+    while (ready.length > 0 && !this.#closed && (this.#inFlight.get(subscription.id) ?? 0) < allowed) {
       this.#start(subscription, ready.shift()!)
     }
   }
@@ -204,7 +231,11 @@ export class Dispatcher {
    */
   async #attempt (subscription: Subscribed, delivery: DueDelivery, sent: () => void): Promise<void> {
     const started = performance.now()
-    const result = await this.#sender.send({ url: subscription.url, key: subscription.key, id: delivery.id, payload: delivery.payload }).finally(sent)
+    let pauseMs: number | undefined
+    const result = await this.#sender.send({ url: subscription.url, key: subscription.key, id: delivery.id, payload: delivery.payload })
+      // Told to the breaker before the slot is freed: a pause keeps it empty.
+      .then((result) => { pauseMs = this.#counted(subscription, result); return result })
+      .finally(sent)
     const attempts = delivery.attempts + 1
     const retryInMs = result.delivered || attempts >= this.#settings.maxAttempts
       ? undefined
@@ -215,6 +246,7 @@ export class Dispatcher {
     if (result.delivered) this.#log.debug(details, 'webhook delivered')
     else if (retryInMs === undefined) this.#log.warn(details, `webhook delivery failed after ${attempts} attempts; it stays failed until retried`)
     else this.#log.warn({ ...details, retryInMs }, 'webhook attempt failed; retrying')
+    if (pauseMs !== undefined) await this.#pause(subscription, pauseMs)
     try {
       await this.#store.record(delivery, { ...result, retryInMs })
     } catch (err) {
@@ -223,6 +255,23 @@ export class Dispatcher {
       return
     }
     if (retryInMs !== undefined && retryInMs < POLL_INTERVAL_MS) this.#after(retryInMs, () => this.wake())
+  }
+
+  /** Tells the breaker what came of an attempt; returns the pause it starts, if any. */
+  #counted (subscription: Subscribed, result: AttemptResult): number | undefined {
+    if (!result.delivered) return this.#breaker.failed(subscription.id, Date.now())
+    if (this.#breaker.delivered(subscription.id)) this.#log.info({ webhook: subscription.id }, 'webhook receiver answers again; its deliveries resume')
+    return undefined
+  }
+
+  /**
+   * Holds a failing receiver's deliveries for `pauseMs`, then tries one: those claimed
+   * ahead are handed back, since their leases could run out while they wait.
+   */
+  async #pause (subscription: Subscribed, pauseMs: number): Promise<void> {
+    this.#log.warn({ webhook: subscription.id, pauseMs }, `webhook receiver keeps failing; its deliveries wait ${pauseMs} ms, then one is tried alone`)
+    this.#after(pauseMs, () => this.wake())
+    await this.#release(this.#readyFor(subscription.id).splice(0))
   }
 
   #every (ms: number, run: () => void): void {
