@@ -60,6 +60,8 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH }
   })
+  // A connection is a file: past the cap, Node closes a new one as it accepts it.
+  app.server.maxConnections = limits.maxConnections
   const routes = new RouteMethods({ ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH })
   app.addHook('onRoute', ({ method, url }) => routes.add(method, url))
 

@@ -5,6 +5,7 @@ import type { TSchema } from '@sinclair/typebox'
 import envSchema from 'env-schema'
 import { Env } from '../schemas/env.js'
 import { ALL_SCOPES } from '../schemas/scopes.js'
+import { openFileLimit } from './open-files.js'
 import { PROJECT_DIR } from './project.js'
 import type { DatabaseConfig } from './store/open.js'
 import { freshToken } from './tokens/dev-token.js'
@@ -50,6 +51,8 @@ export interface Limits {
   requestTimeoutMs: number
   headersTimeoutMs: number
   keepAliveTimeoutMs: number
+  /** Client connections open at once; past it, a new one is closed as it is accepted. */
+  maxConnections: number
   /** Event-loop delay above which requests are refused with 503; 0 turns the check off. */
   maxEventLoopDelayMs: number
   /** Heap use above which requests are refused with 503; 0 turns the check off. */
@@ -98,6 +101,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
       keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+      maxConnections: connectionCap(e.MAX_CONNECTIONS, openFileLimit()),
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
       // Refusing work near the heap's limit beats dying of it.
       maxHeapUsedBytes: Math.floor(e.MAX_HEAP_USED_PERCENT / 100 * getHeapStatistics().heap_size_limit)
@@ -224,6 +228,17 @@ function webOrigin (text: string): string | undefined {
   } catch {
     return undefined
   }
+}
+
+// Of the files the process may open, the share client connections may take: the rest
+// stay for the store, the log, webhook attempts and reading /proc. With every file taken,
+// even process.memoryUsage() fails (EMFILE), and the overload check's timer that calls
+// it brought the service down: 20,000 idle connections from one client did it.
+const CONNECTIONS_SHARE_OF_FILES = 0.8
+
+/** MAX_CONNECTIONS, lowered to the share of the open-file limit that connections may take. */
+function connectionCap (wanted: number, openFiles: number | undefined): number {
+  return openFiles === undefined ? wanted : Math.max(1, Math.min(wanted, Math.floor(openFiles * CONNECTIONS_SHARE_OF_FILES)))
 }
 
 /** `dir`: where a relative SQLite path is; the working directory when unset. */

@@ -1,8 +1,10 @@
+import { connect, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
 import { CREATE_HEAD, startServer } from './helpers/server.js'
+import { retryUntil } from './helpers/wait.js'
 
 t.test('rejected tokens are limited per client address, before any token is compared', async (t) => {
   const app = await testApp(t, { AUTH_FAILURE_LIMIT: '3' })
@@ -120,6 +122,28 @@ t.test('slow clients cannot hold a connection: headers and bodies have deadlines
   const trickledBody = await server.send([CREATE_HEAD, '{"id":', '1,', '"name":', '"x', 'y', 'z', 'z', 'z', 'z', 'z', 'z'], { gapMs: 300 })
   t.match(trickledBody.text, /408/)
   t.ok(trickledBody.ms < 3300, `closed after ${trickledBody.ms} ms`)
+})
+
+t.test('a flood of idle connections cannot take every file: the service stays up, and answers once it ends', async (t) => {
+  // 400 files: connections may take 320 of them (80%); the flood opens 1,000.
+  const server = await startServer(t, { API_TOKENS: TOKEN }, { openFiles: 400 })
+  const flood: Socket[] = []
+  for (let i = 0; i < 1000; i++) {
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
+    socket.on('error', () => {})
+    flood.push(socket)
+  }
+  t.teardown(() => { for (const socket of flood) socket.destroy() })
+  // The overload check reads the process's memory every second: with no file left for
+  // it, it threw EMFILE from a timer and the service shut down.
+  await sleep(2500)
+  t.equal(server.child.exitCode, null, 'still running')
+  const held = flood.filter((socket) => !socket.destroyed && socket.readyState === 'open').length
+  t.ok(held <= 320, `${held} of 1,000 connections held open`)
+  for (const socket of flood) socket.destroy()
+  const answer = await retryUntil(async () => await server.request('GET', '/plants/1').catch(() => undefined), (a) => a !== undefined, 5000, 50)
+  t.equal(answer.value?.statusCode, 404, 'a request answered once the flood has gone')
+  t.notOk(server.stdout.some((line) => line.includes('EMFILE')), 'no file-descriptor error logged')
 })
 
 t.test('headers over the limit and garbage get the Error shape too', async (t) => {

@@ -59,17 +59,23 @@ const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
 // which is four times faster to start.
 const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:', TS_NODE_TRANSPILE_ONLY: '1' }
 
-/** src/server.ts as a process, with the same TypeScript loader tap gave this test. */
-function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions): ChildProcess {
-  return spawn(process.execPath, [...process.execArgv, SERVER], { env: { ...process.env, ...CHILD_ENV, ...env }, stdio })
+/**
+ * src/server.ts as a process, with the same TypeScript loader tap gave this test;
+ * `openFiles` lowers the number of files it may open (ulimit -n, soft and hard).
+ */
+function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions, openFiles?: number): ChildProcess {
+  const command = [process.execPath, ...process.execArgv, SERVER]
+  const options = { env: { ...process.env, ...CHILD_ENV, ...env }, stdio }
+  if (openFiles === undefined) return spawn(command[0], command.slice(1), options)
+  return spawn('/bin/sh', ['-c', `ulimit -n ${openFiles} && exec "$0" "$@"`, ...command], options)
 }
 
 /**
  * Starts src/server.ts as a real process on a free port and resolves once it listens.
  * Killed when the test ends.
  */
-export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
-  const child = spawnService({ LOG_LEVEL: 'info', ...env }, ['ignore', 'pipe', 'pipe'])
+export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}, { openFiles }: { openFiles?: number } = {}): Promise<RunningServer> {
+  const child = spawnService({ LOG_LEVEL: 'info', ...env }, ['ignore', 'pipe', 'pipe'], openFiles)
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   t.teardown(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return

@@ -1,0 +1,16 @@
+import { readFileSync } from 'node:fs'
+
+/**
+ * How many files this process may have open (its soft RLIMIT_NOFILE, which Node raises
+ * to the hard limit as it starts), read from /proc; undefined where there is no /proc.
+ */
+export function openFileLimit (limits = '/proc/self/limits'): number | undefined {
+  let text: string
+  try {
+    text = readFileSync(limits, 'utf8')
+  } catch {
+    return undefined
+  }
+  const soft = /^Max open files\s+(\d+)/m.exec(text)
+  return soft === null ? undefined : Number(soft[1])
+}
