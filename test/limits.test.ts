@@ -122,6 +122,11 @@ t.test('slow clients cannot hold a connection: headers and bodies have deadlines
   const trickledBody = await server.send([CREATE_HEAD, '{"id":', '1,', '"name":', '"x', 'y', 'z', 'z', 'z', 'z', 'z', 'z'], { gapMs: 300 })
   t.match(trickledBody.text, /408/)
   t.ok(trickledBody.ms < 3300, `closed after ${trickledBody.ms} ms`)
+
+  // Nothing sent at all: the headers' deadline holds too (the client would give up at 8 s).
+  const silent = await server.send([], { signal: AbortSignal.timeout(8000) })
+  t.match(silent.text, /^HTTP\/1.1 408 Request Timeout/)
+  t.ok(silent.ms < 2900, `a connection that sends nothing closed after ${silent.ms} ms`)
 })
 
 t.test('a flood of idle connections cannot take every file: the service stays up, and answers once it ends', async (t) => {
