@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs'
  * How many files this process may have open (its soft RLIMIT_NOFILE, which Node raises
  * to the hard limit as it starts), read from /proc; undefined where there is no /proc.
  */
-export function openFileLimit (limits = '/proc/self/limits'): number | undefined {
+export function openFileLimit (): number | undefined {
   let text: string
   try {
-    text = readFileSync(limits, 'utf8')
+    text = readFileSync('/proc/self/limits', 'utf8')
   } catch {
     return undefined
   }
