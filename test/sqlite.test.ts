@@ -83,7 +83,7 @@ t.test('a file the service cannot use stops the start with a clear message', asy
   await t.rejects(start(`sqlite:${dir}/newer.db`), /schema version 99, newer than/)
 })
 
-t.test('a locked database answers 503, logs it once, and recovers by itself', async (t) => {
+t.test('a locked database answers 503 to writes, logs it once while reads go on, and recovers by itself', async (t) => {
   const path = `${t.testdir()}/plants.db`
   const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${path}` })
   const post = async (id: number) => await server.request('POST', '/plants', { body: { id, name: `p${id}` } })
@@ -96,7 +96,11 @@ t.test('a locked database answers 503, logs it once, and recovers by itself', as
     const res = await post(id)
     t.equal(res.statusCode, 503, `create ${id} while locked`)
     t.same(res.json(), { error: 503, message: 'the plant store is unavailable right now; retry later', code: 'store_unavailable' })
+    // Reads still work, and say nothing of whether writes do.
+    t.equal((await server.request('GET', '/plants/1')).statusCode, 200, `a read after create ${id}`)
+    t.equal((await server.request('GET', '/health/ready')).statusCode, 200)
   }
+  t.notOk(server.stdout.some((line) => line.includes('available again')), 'no read ends the outage')
   locker.exec('COMMIT')
   t.equal((await post(2)).statusCode, 200, 'recovered once the lock is gone')
   await waitForLine(server.stdout, /available again/)

@@ -23,6 +23,7 @@ export class Outage {
   readonly #closing = new AbortController()
   #down = false
   #cause: unknown
+  #writeFailed = false
   #probing: Promise<void> | undefined
 
   /** `store` names the engine in the log lines. */
@@ -37,11 +38,16 @@ export class Outage {
     if (this.#down) throw new StoreUnavailable({ cause: this.#cause })
   }
 
-  /** Marks the store down (logged if it was up) and returns the error to throw. */
-  fail (err: unknown): StoreUnavailable {
+  /**
+   * Marks the store down (logged if it was up) and returns the error to throw. `writing`:
+   * a write failed, which only a write that succeeds can show to be over (reads go on
+   * working on a full disk or a file locked by another writer).
+   */
+  fail (err: unknown, writing = false): StoreUnavailable {
     if (!this.#down) {
       this.#down = true
       this.#cause = err
+      this.#writeFailed = writing
       this.#log.error({ err }, `the ${this.#store} store is unavailable; answering 503 until it recovers`)
       if (this.#probe !== undefined && this.#probing === undefined && !this.#closing.signal.aborted) {
         this.#probing = this.#probeUntilUp(this.#probe).finally(() => { this.#probing = undefined })
@@ -50,9 +56,9 @@ export class Outage {
     return new StoreUnavailable({ cause: err })
   }
 
-  /** Marks the store up again, logged if it was down. */
-  recover (): void {
-    if (!this.#down) return
+  /** Marks the store up again, logged if it was down, unless a write failed and this was no write. */
+  recover (writing = false): void {
+    if (!this.#down || (this.#writeFailed && !writing)) return
     this.#down = false
     this.#log.info(`the ${this.#store} store is available again`)
   }

@@ -94,7 +94,7 @@ export class SqliteStore implements PlantStore {
           this.#endReads()
           // Inside another transaction, a batch would only be a savepoint, committed with it.
           if (this.#db.inTransaction) throw new Error('a transaction is open where a batch begins')
-          results = this.#run(() => transaction.immediate(writes))
+          results = this.#run(() => transaction.immediate(writes), true)
         } catch (err) {
           this.webhooks.rolledBack()
           throw REFUSED.test(codeOf(err)) ? new PlantRejected({ cause: err }) : err
@@ -105,7 +105,7 @@ export class SqliteStore implements PlantStore {
         // reset now. The dispatcher this may wake claims through a write of its own,
         // answered after a later sync.
         this.webhooks.committed()
-        await this.#durable(synced)
+        await this.#durable(synced, true)
         return results
       },
       sizeOf: (write) => write.bytes,
@@ -197,29 +197,33 @@ export class SqliteStore implements PlantStore {
     }
   }
 
-  /** Waits for a sync (by default the one under way, if any): a failed sync is an unavailable disk. */
-  async #durable (syncing = this.#wal?.latest): Promise<void> {
+  /**
+   * Waits for a sync (`writing`: of its own batch; by default the one under way, if
+   * any): a failed sync is an unavailable disk.
+   */
+  async #durable (syncing = this.#wal?.latest, writing = false): Promise<void> {
     if (syncing === undefined) return
     try {
       await syncing
     } catch (err) {
-      throw this.#outage.fail(err)
+      throw this.#outage.fail(err, writing)
     }
   }
 
   /**
-   * Runs a database call, turning an unavailable file or disk into StoreUnavailable.
-   * Every call tries the file, even during an outage: SQLite fails at once, and the
-   * first call that succeeds ends the outage.
+   * Runs a database call (`writing`: a batch's transaction), turning an unavailable file
+   * or disk into StoreUnavailable. Every call tries the file, even during an outage:
+   * SQLite fails at once, and the first call that succeeds ends the outage (a write's
+   * outage, the first write).
    */
-  #run<T> (operation: () => T): T {
+  #run<T> (operation: () => T, writing = false): T {
     try {
       const result = operation()
-      this.#outage.recover()
+      this.#outage.recover(writing)
       return result
     } catch (err) {
       if (!UNAVAILABLE.test(codeOf(err))) throw err
-      throw this.#outage.fail(err)
+      throw this.#outage.fail(err, writing)
     }
   }
 }
