@@ -105,7 +105,7 @@ export class SqliteStore implements PlantStore {
         // reset now. The dispatcher this may wake claims through a write of its own,
         // answered after a later sync.
         this.webhooks.committed()
-        await this.#durable(synced, true)
+        await this.#durable(synced)
         return results
       },
       sizeOf: (write) => write.bytes,
@@ -198,15 +198,15 @@ export class SqliteStore implements PlantStore {
   }
 
   /**
-   * Waits for a sync (`writing`: of its own batch; by default the one under way, if
-   * any): a failed sync is an unavailable disk.
+   * Waits for a sync (by default the one under way, if any): a failed sync is a disk
+   * that takes no writes, whoever waited for it.
    */
-  async #durable (syncing = this.#wal?.latest, writing = false): Promise<void> {
+  async #durable (syncing = this.#wal?.latest): Promise<void> {
     if (syncing === undefined) return
     try {
       await syncing
     } catch (err) {
-      throw this.#outage.fail(err, writing)
+      throw this.#outage.fail(err, true)
     }
   }
 
