@@ -1,9 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { AUTH, assertError, postPlant } from './helpers/app.js'
+import { AUTH, assertError, postPlant, TOKEN } from './helpers/app.js'
 import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
+import { pgClient } from './helpers/postgres.js'
 import { appBehindRelay } from './helpers/postgres-relay.js'
+import { startServer, waitForLine } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
 
 // The store's statement timeout in the driver; the bounds below leave room for a busy machine.
@@ -82,5 +84,42 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.equal((await servedAgain(app, 100)).status, 200, 'creates succeed again')
     const again = await Promise.all([101, 102, 103].map(async (id) => (await postPlant(app, { id, name })).statusCode))
     t.ok(again.includes(200), `the queue was emptied: ${again.join(', ')}`)
+  })
+
+  t.test('a server that answers but takes no writes (read-only, as a standby after a failover): writes 503 at once, reads served, logged once; writes again once it takes them', async (t) => {
+    const url = await server.createDatabase('read_only')
+    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
+    const create = async (id: number) => await service.request('POST', '/plants', { body: { id, name: `p${id}` } })
+    t.equal((await create(1)).statusCode, 200)
+
+    // The whole cluster (this file's own) turns read-only, the pool's open connections too.
+    const admin = await pgClient(t, url)
+    const readOnly = async (on: boolean): Promise<void> => {
+      await admin.query(on ? 'ALTER SYSTEM SET default_transaction_read_only = on' : 'ALTER SYSTEM RESET default_transaction_read_only')
+      await admin.query('SELECT pg_reload_conf()')
+    }
+    t.teardown(async () => await readOnly(false).catch(() => {}))
+    await readOnly(true)
+    let id = 100
+    const refused = await retryUntil(async () => await create(id++), (res) => res.statusCode !== 200, 5000)
+    t.equal(refused.value.statusCode, 503, 'a create once the server is read-only: 503, not 500')
+
+    const writes = await Promise.all([
+      ...[10, 11, 12, 13, 14].map(create),
+      service.request('DELETE', '/plants/1')
+    ])
+    for (const res of writes) assertError(t, res, 503, 'store_unavailable')
+    t.ok(writes.every((res) => res.ms < 1000), `each at once: ${writes.map((res) => Math.round(res.ms)).join(', ')} ms`)
+    t.equal((await service.request('GET', '/plants/1')).body, '{"id":1,"name":"p1"}', 'a read is served')
+    t.equal((await service.request('GET', '/plants')).statusCode, 200, 'a page is served')
+    t.equal((await service.request('GET', '/health/ready')).statusCode, 200, 'ready: it serves reads')
+
+    await readOnly(false)
+    t.equal((await retryUntil(async () => await create(id++), (res) => res.statusCode === 200, 5000)).value.statusCode, 200, 'takes writes again')
+    await waitForLine(service.stdout, /available again/)
+    const outages = service.stdout.filter((line) => line.includes('store takes no writes'))
+    t.equal(outages.length, 1, 'logged once')
+    t.equal(JSON.parse(outages[0]).err.code, '25006', 'with its cause')
+    t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line) && !line.includes('store takes no writes')), [], 'nothing else went wrong: no 500, no outage of the whole store')
   })
 })

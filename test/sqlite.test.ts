@@ -104,8 +104,8 @@ t.test('a locked database answers 503 to writes, logs it once while reads go on,
   locker.exec('COMMIT')
   t.equal((await post(2)).statusCode, 200, 'recovered once the lock is gone')
   await waitForLine(server.stdout, /available again/)
-  t.equal(server.stdout.filter((line) => line.includes('store is unavailable')).length, 1, 'the outage is logged once')
-  const logged = JSON.parse(server.stdout.find((line) => line.includes('store is unavailable'))!)
+  t.equal(server.stdout.filter((line) => line.includes('store takes no writes')).length, 1, 'the outage is logged once')
+  const logged = JSON.parse(server.stdout.find((line) => line.includes('store takes no writes'))!)
   t.match(logged.err.message, /locked|busy/i, 'with its cause')
 })
 

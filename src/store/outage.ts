@@ -14,7 +14,8 @@ const PROBE_INTERVAL_MS = 500
  * operation at once instead of letting each wait out its own timeout against a database
  * known not to answer, and only the probe, run in the background every PROBE_INTERVAL_MS
  * (one at a time), ends the outage. Without a probe (SQLite, whose failures are
- * immediate) operations go on trying, and the first that succeeds calls `recover`.
+ * immediate) operations go on trying, and the first that succeeds calls `recover`. So do
+ * they while a store answers but takes no writes, which the first write to succeed ends.
  */
 export class Outage {
   readonly #log: StoreContext['log']
@@ -33,23 +34,29 @@ export class Outage {
     this.#probe = probe
   }
 
-  /** Throws StoreUnavailable, with the outage's cause, while the store is down. */
+  /**
+   * Throws StoreUnavailable, with the outage's cause, while the store does not answer. A
+   * store that only takes no writes answers at once: every operation tries it.
+   */
   check (): void {
-    if (this.#down) throw new StoreUnavailable({ cause: this.#cause })
+    if (this.#down && !this.#writeFailed) throw new StoreUnavailable({ cause: this.#cause })
   }
 
   /**
    * Marks the store down (logged if it was up) and returns the error to throw. `writing`:
-   * a write failed, which only a write that succeeds can show to be over (reads go on
-   * working on a full disk or a file locked by another writer).
+   * the store answers but takes no writes (a full disk, a file locked by another writer,
+   * a read-only server), which reads cannot show to be over: only a write that succeeds
+   * ends it, and the probe is not run. A store that took no writes and then stops
+   * answering has a new outage, logged and probed.
    */
   fail (err: unknown, writing = false): StoreUnavailable {
-    if (!this.#down) {
+    if (!this.#down || (this.#writeFailed && !writing)) {
       this.#down = true
       this.#cause = err
       this.#writeFailed = writing
-      this.#log.error({ err }, `the ${this.#store} store is unavailable; answering 503 until it recovers`)
-      if (this.#probe !== undefined && this.#probing === undefined && !this.#closing.signal.aborted) {
+      if (writing) this.#log.error({ err }, `the ${this.#store} store takes no writes; answering 503 to them until it does`)
+      else this.#log.error({ err }, `the ${this.#store} store is unavailable; answering 503 until it recovers`)
+      if (!writing && this.#probe !== undefined && this.#probing === undefined && !this.#closing.signal.aborted) {
         this.#probing = this.#probeUntilUp(this.#probe).finally(() => { this.#probing = undefined })
       }
     }

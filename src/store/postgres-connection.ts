@@ -18,6 +18,10 @@ const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIP
 const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-3]$|57014$)/
 // node-postgres's own timeouts and lost connections carry no code, only these messages.
 const UNAVAILABLE_MESSAGE = /timeout|Connection terminated|not queryable/i
+// Errors that say the database answers but takes no writes now: a full disk (53100), or
+// a server that is read-only (25006: a standby after a failover, or
+// default_transaction_read_only, which managed services set when their storage runs out).
+const NO_WRITES_SQLSTATE = /^(53100|25006)$/
 // Errors that refuse the data itself: SQLSTATE classes 22 (data exception), 23 (integrity
 // constraint violation) and 54 (program limit exceeded, such as an index entry too large).
 const REFUSED_SQLSTATE = /^(22|23|54)/
@@ -39,6 +43,12 @@ export function unavailable (err: unknown): boolean {
   const { code, message } = err as { code?: unknown, message?: unknown }
   if (typeof code === 'string') return NETWORK_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code)
   return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)
+}
+
+/** True when the database answers but takes no writes now: a 503 for writes, while reads go on. */
+export function takesNoWrites (err: unknown): boolean {
+  const { code } = err as { code?: unknown }
+  return typeof code === 'string' && NO_WRITES_SQLSTATE.test(code)
 }
 
 /** True when PostgreSQL refused the data written (a 400 for that plant alone). */

@@ -3,7 +3,7 @@ import pg from 'pg'
 import { StoreUnavailable } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
-import { poolConfig, probe, refused, unavailable } from './postgres-connection.js'
+import { poolConfig, probe, refused, takesNoWrites, unavailable } from './postgres-connection.js'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
 import { PostgresWebhooks } from './postgres-webhooks.js'
@@ -58,6 +58,7 @@ export class PostgresStore implements PlantStore {
     this.#creates = new GroupCommit({
       write: async (plants) => {
         const results = await createBatch(query, plants)
+        this.#outage.recover(true)
         if (results.some((result) => !(result instanceof Error) && result.outcome === 'created')) this.webhooks.committed()
         return results
       },
@@ -93,7 +94,9 @@ export class PostgresStore implements PlantStore {
   // A single statement: it commits on its own, and holding one row lock at a time it
   // cannot deadlock with another instance's batch.
   async delete (id: bigint): Promise<boolean> {
-    return (await this.#query('DELETE FROM plants WHERE id = $1', [String(id)])).rowCount === 1
+    const { rowCount } = await this.#query('DELETE FROM plants WHERE id = $1', [String(id)])
+    this.#outage.recover(true)
+    return rowCount === 1
   }
 
   async ping (): Promise<void> {
@@ -160,8 +163,10 @@ export class PostgresStore implements PlantStore {
       return result
     } catch (err) {
       // A refused plant leaves the connection as it was, and a client sending such plants
-      // must not make the store reconnect; after any other error it may be what broke.
+      // must not make the store reconnect; after any other error it may be what broke (a
+      // connection to a server that has become a standby: a new one may reach the primary).
       client?.release(refused(err) ? undefined : err as Error)
+      if (takesNoWrites(err)) throw this.#outage.fail(err, true)
       throw unavailable(err) ? this.#outage.fail(err) : err
     }
   }
