@@ -122,4 +122,31 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.equal(JSON.parse(outages[0]).err.code, '25006', 'with its cause')
     t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line) && !line.includes('store takes no writes')), [], 'nothing else went wrong: no 500, no outage of the whole store')
   })
+
+  t.test('a password the server no longer takes (rotated before the service\'s): 503, never 500, logged once; served again once it is taken', async (t) => {
+    const url = await server.createDatabase('rotated')
+    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
+    t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
+
+    const admin = await pgClient(t, url)
+    const { username, password } = new URL(url)
+    const setPassword = async (to: string) => await admin.query(`ALTER ROLE "${username}" PASSWORD '${to}'`)
+    t.teardown(async () => await setPassword(password).catch(() => {}))
+    await setPassword('rotated-elsewhere')
+    // More reads at once than the pool has connections: the new ones are refused.
+    const reads = await Promise.all(Array.from({ length: 12 }, async () => await service.request('GET', '/plants/1')))
+    t.same(reads.filter((res) => res.statusCode !== 200 && res.statusCode !== 503).map((res) => res.statusCode), [], 'each read 200 or 503')
+    const refused = reads.filter((res) => res.statusCode === 503)
+    t.ok(refused.length > 0, `${refused.length} of 12 needed a new connection and were refused`)
+    assertError(t, refused[0], 503, 'store_unavailable')
+
+    await setPassword(password)
+    const again = await retryUntil(async () => await service.request('GET', '/plants/1'), (res) => res.statusCode === 200, 5000)
+    t.equal(again.value.body, '{"id":1,"name":"p1"}', 'served again')
+    await waitForLine(service.stdout, /available again/)
+    const outages = service.stdout.filter((line) => line.includes('store is unavailable;'))
+    t.equal(outages.length, 1, 'logged once')
+    t.match(JSON.parse(outages[0]).err.message, /password authentication failed/, 'with its cause')
+    t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line) && !line.includes('store is unavailable;')), [], 'no 500')
+  })
 })

@@ -18,6 +18,11 @@ const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIP
 const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-3]$|57014$)/
 // node-postgres's own timeouts and lost connections carry no code, only these messages.
 const UNAVAILABLE_MESSAGE = /timeout|Connection terminated|not queryable/i
+// Errors that say the service's connection settings do not work (now): class 28, the
+// password or role refused (rotated on the server, say), and 3D000, no such database.
+// No new connection can be opened, so the store is down until they work again; at start
+// they are settings to fix, not an outage to wait out.
+const SETTINGS_SQLSTATE = /^(28|3D000$)/
 // Errors that say the database answers but takes no writes now: a full disk (53100), or
 // a server that is read-only (25006: a standby after a failover, or
 // default_transaction_read_only, which managed services set when their storage runs out).
@@ -43,6 +48,12 @@ export function unavailable (err: unknown): boolean {
   const { code, message } = err as { code?: unknown, message?: unknown }
   if (typeof code === 'string') return NETWORK_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code)
   return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)
+}
+
+/** True when the database refuses the service's connection settings: the password, the role, the database's name. */
+export function settingsRefused (err: unknown): boolean {
+  const { code } = err as { code?: unknown }
+  return typeof code === 'string' && SETTINGS_SQLSTATE.test(code)
 }
 
 /** True when the database answers but takes no writes now: a 503 for writes, while reads go on. */

@@ -3,7 +3,7 @@ import pg from 'pg'
 import { StoreUnavailable } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
-import { poolConfig, probe, refused, takesNoWrites, unavailable } from './postgres-connection.js'
+import { poolConfig, probe, refused, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
 import { PostgresWebhooks } from './postgres-webhooks.js'
@@ -167,7 +167,7 @@ export class PostgresStore implements PlantStore {
       // connection to a server that has become a standby: a new one may reach the primary).
       client?.release(refused(err) ? undefined : err as Error)
       if (takesNoWrites(err)) throw this.#outage.fail(err, true)
-      throw unavailable(err) ? this.#outage.fail(err) : err
+      throw unavailable(err) || settingsRefused(err) ? this.#outage.fail(err) : err
     }
   }
 }
