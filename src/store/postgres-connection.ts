@@ -27,6 +27,10 @@ const SETTINGS_SQLSTATE = /^(28|3D000$)/
 // a server that is read-only (25006: a standby after a failover, or
 // default_transaction_read_only, which managed services set when their storage runs out).
 const NO_WRITES_SQLSTATE = /^(53100|25006)$/
+// Errors that roll a statement back for a concurrent one's sake, class 40: a
+// serialization failure (on a server whose default isolation is stricter than the READ
+// COMMITTED the statements are written for) or a deadlock. The statement can run again.
+const ROLLED_BACK_SQLSTATE = /^40/
 // Errors that refuse the data itself: SQLSTATE classes 22 (data exception), 23 (integrity
 // constraint violation) and 54 (program limit exceeded, such as an index entry too large).
 const REFUSED_SQLSTATE = /^(22|23|54)/
@@ -60,6 +64,12 @@ export function settingsRefused (err: unknown): boolean {
 export function takesNoWrites (err: unknown): boolean {
   const { code } = err as { code?: unknown }
   return typeof code === 'string' && NO_WRITES_SQLSTATE.test(code)
+}
+
+/** True when PostgreSQL rolled the statement back for a concurrent one's sake: it can run again. */
+export function rolledBack (err: unknown): boolean {
+  const { code } = err as { code?: unknown }
+  return typeof code === 'string' && ROLLED_BACK_SQLSTATE.test(code)
 }
 
 /** True when PostgreSQL refused the data written (a 400 for that plant alone). */

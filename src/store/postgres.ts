@@ -3,7 +3,7 @@ import pg from 'pg'
 import { StoreUnavailable } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
-import { poolConfig, probe, refused, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
+import { poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
 import { PostgresWebhooks } from './postgres-webhooks.js'
@@ -11,6 +11,9 @@ import { pageStart, plantBytes, type CreateResult, type ListQuery, type StoredPl
 
 const FIRST_RETRY_MS = 100
 const MAX_RETRY_MS = 5000
+// A statement rolled back for a concurrent one's sake runs this many times at most; then
+// its request answers 503, as a store too busy to serve it.
+const STATEMENT_RUNS = 3
 
 /**
  * Plants in PostgreSQL, shared by every instance of the service pointed at the same
@@ -149,25 +152,35 @@ export class PostgresStore implements PlantStore {
   /**
    * Runs a statement once the store is ready and up. An unreachable database puts the
    * store down and throws StoreUnavailable; any other error is the statement's own.
+   * Every statement is a transaction of its own, so one rolled back for a concurrent
+   * one's sake runs again.
    */
   async #query<R extends pg.QueryResultRow = pg.QueryResultRow> (text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    this.#available()
-    let client: pg.PoolClient | undefined
-    try {
-      client = await this.#pool.connect()
-      // The wait for a connection may have outlasted the start of an outage: a statement
-      // would add its own timeout to that wait.
+    for (let run = 1; ; run++) {
       this.#available()
-      const result = await client.query<R>({ name: statementName(text), text, values })
-      client.release()
-      return result
-    } catch (err) {
-      // A refused plant leaves the connection as it was, and a client sending such plants
-      // must not make the store reconnect; after any other error it may be what broke (a
-      // connection to a server that has become a standby: a new one may reach the primary).
-      client?.release(refused(err) ? undefined : err as Error)
-      if (takesNoWrites(err)) throw this.#outage.fail(err, true)
-      throw unavailable(err) || settingsRefused(err) ? this.#outage.fail(err) : err
+      let client: pg.PoolClient | undefined
+      try {
+        client = await this.#pool.connect()
+        // The wait for a connection may have outlasted the start of an outage: a statement
+        // would add its own timeout to that wait.
+        this.#available()
+        const result = await client.query<R>({ name: statementName(text), text, values })
+        client.release()
+        return result
+      } catch (err) {
+        // A refused plant or a rolled-back statement leaves the connection as it was, and a
+        // client sending such plants must not make the store reconnect; after any other
+        // error it may be what broke (a connection to a server that has become a standby:
+        // a new one may reach the primary).
+        client?.release(refused(err) || rolledBack(err) ? undefined : err as Error)
+        if (rolledBack(err)) {
+          if (run < STATEMENT_RUNS) continue
+          this.#log.warn({ err, runs: run }, 'a statement was rolled back for concurrent ones at every run; answering 503')
+          throw new StoreUnavailable({ cause: err })
+        }
+        if (takesNoWrites(err)) throw this.#outage.fail(err, true)
+        throw unavailable(err) || settingsRefused(err) ? this.#outage.fail(err) : err
+      }
     }
   }
 }
