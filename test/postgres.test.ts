@@ -109,6 +109,29 @@ t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
     t.ok(busy <= codes.length / 20, `at most 5% answered 503 (${busy}): a statement rolled back runs again`)
   })
 
+  t.test('a server with fewer connection slots than the pool: the connections it has serve every request', async (t) => {
+    const url = await server.createDatabase('few_slots')
+    const admin = await pgClient(t, url)
+    // A superuser is exempt from a connection limit: the service connects as a role that is not.
+    await admin.query('CREATE ROLE few LOGIN PASSWORD \'few-slots-password\' CONNECTION LIMIT 3')
+    await admin.query('ALTER DATABASE few_slots OWNER TO few')
+    const limited = new URL(url)
+    limited.username = 'few'
+    limited.password = 'few-slots-password'
+    const app = await testApp(t, { DATABASE_URL: limited.href, MAX_EVENT_LOOP_DELAY_MS: '0' })
+    t.equal((await postPlant(app, { id: 1, name: 'p1' })).statusCode, 200)
+    // Rounds of 40 requests at once, more than the pool's 10 connections: it tries to open more.
+    const codes: number[] = []
+    for (let round = 0; round < 5; round++) {
+      codes.push(...await Promise.all(Array.from({ length: 40 }, async (_, i) => i % 4 === 0
+        ? (await postPlant(app, { id: 100 + round * 40 + i, name: 'more' })).statusCode
+        : (await app.inject({ url: '/plants/1', headers: AUTH })).statusCode)))
+    }
+    t.same(codes.filter((code) => code !== 200), [], `${codes.length} requests, each a 200`)
+    const { rows: [{ open }] } = await admin.query('SELECT count(*)::int AS open FROM pg_stat_activity WHERE usename = \'few\'')
+    t.ok(open <= 3, `the service kept to the server's 3 slots: ${open} open`)
+  })
+
   t.test('a database that stops answering: 503 within seconds, never a hang; served again when it answers', async (t) => {
     const { app, relay } = await appBehindRelay(t, await server.createDatabase('frozen'))
     t.equal((await postPlant(app, { id: 1, name: 'kept' })).statusCode, 200)

@@ -66,6 +66,11 @@ export function takesNoWrites (err: unknown): boolean {
   return typeof code === 'string' && NO_WRITES_SQLSTATE.test(code)
 }
 
+/** True when the server has no slot for another connection: max_connections, or a role's or database's CONNECTION LIMIT. */
+export function noConnectionSlot (err: unknown): boolean {
+  return (err as { code?: unknown }).code === '53300'
+}
+
 /** True when PostgreSQL rolled the statement back for a concurrent one's sake: it can run again. */
 export function rolledBack (err: unknown): boolean {
   const { code } = err as { code?: unknown }

@@ -3,7 +3,7 @@ import pg from 'pg'
 import { StoreUnavailable } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
-import { poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
+import { noConnectionSlot, poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
 import { PostgresWebhooks } from './postgres-webhooks.js'
@@ -11,9 +11,12 @@ import { pageStart, plantBytes, type CreateResult, type ListQuery, type StoredPl
 
 const FIRST_RETRY_MS = 100
 const MAX_RETRY_MS = 5000
-// A statement rolled back for a concurrent one's sake runs this many times at most; then
-// its request answers 503, as a store too busy to serve it.
+// A statement rolled back for a concurrent one's sake (or refused a new connection) runs
+// this many times at most; then its request answers 503, as a store too busy to serve it.
 const STATEMENT_RUNS = 3
+// Once the server has refused a new connection for lack of slots, the pool keeps to the
+// connections it has for this long, then may grow again.
+const KEEP_TO_OPEN_MS = 10_000
 
 /**
  * Plants in PostgreSQL, shared by every instance of the service pointed at the same
@@ -30,6 +33,8 @@ const STATEMENT_RUNS = 3
 export class PostgresStore implements PlantStore {
   readonly webhooks: PostgresWebhooks
   readonly #pool: pg.Pool
+  readonly #poolSize: number
+  #regrow: NodeJS.Timeout | undefined
   readonly #log: StoreContext['log']
   readonly #outage: Outage
   readonly #creates: GroupCommit<StoredPlant, CreateResult | Error>
@@ -51,6 +56,7 @@ export class PostgresStore implements PlantStore {
   private constructor (url: string, poolSize: number, { log, maxBatch, maxQueueBytes, onBatch }: StoreContext, firstAttempt: () => void) {
     this.#log = log
     this.#pool = new pg.Pool(poolConfig(url, poolSize))
+    this.#poolSize = poolSize
     this.#outage = new Outage(log, 'PostgreSQL', async () => await probe(url))
     // An idle connection the server drops (a restart, a network cut) is reported here;
     // unheard, the event would end the process. The pool replaces the connection, and
@@ -111,6 +117,7 @@ export class PostgresStore implements PlantStore {
     await this.#started
     await this.#creates.drain()
     await this.#outage.close()
+    clearTimeout(this.#regrow)
     await this.#pool.end()
   }
 
@@ -173,15 +180,39 @@ export class PostgresStore implements PlantStore {
         // error it may be what broke (a connection to a server that has become a standby:
         // a new one may reach the primary).
         client?.release(refused(err) || rolledBack(err) ? undefined : err as Error)
-        if (rolledBack(err)) {
+        if (rolledBack(err) || (noConnectionSlot(err) && this.#keepToOpenConnections(err))) {
           if (run < STATEMENT_RUNS) continue
-          this.#log.warn({ err, runs: run }, 'a statement was rolled back for concurrent ones at every run; answering 503')
+          this.#log.warn({ err, runs: run }, 'a statement did not complete in any of its runs; answering 503')
           throw new StoreUnavailable({ cause: err })
         }
         if (takesNoWrites(err)) throw this.#outage.fail(err, true)
         throw unavailable(err) || settingsRefused(err) ? this.#outage.fail(err) : err
       }
     }
+  }
+
+  /**
+   * The server has no slot for another connection (its max_connections reached, by other
+   * clients or by DATABASE_POOL_SIZE × instances): the pool keeps to the connections it
+   * has, which serve every request in turn, rather than the store going down. False when
+   * it has none, which is an outage. pg-pool reads `options.max` each time it decides
+   * whether to open another connection (`test/postgres.test.ts` holds it to that).
+   */
+  #keepToOpenConnections (err: unknown): boolean {
+    // Connections still being opened count too: those the server refuses lower it again.
+    const open = this.#pool.totalCount
+    if (open === 0) return false
+    if (this.#regrow === undefined) {
+      this.#log.warn({ err, poolSize: this.#poolSize, forMs: KEEP_TO_OPEN_MS },
+        'PostgreSQL has no slot for another connection; the pool keeps to those open (is DATABASE_POOL_SIZE × instances above its max_connections?)')
+    }
+    this.#pool.options.max = Math.min(this.#pool.options.max, open)
+    clearTimeout(this.#regrow)
+    this.#regrow = setTimeout(() => {
+      this.#regrow = undefined
+      this.#pool.options.max = this.#poolSize
+    }, KEEP_TO_OPEN_MS).unref()
+    return true
   }
 }
 
