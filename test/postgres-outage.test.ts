@@ -4,7 +4,7 @@ import t from 'tap'
 import { AUTH, assertError, postPlant, TOKEN } from './helpers/app.js'
 import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
 import { pgClient } from './helpers/postgres.js'
-import { appBehindRelay } from './helpers/postgres-relay.js'
+import { appBehindRelay, startRelay } from './helpers/postgres-relay.js'
 import { startServer, waitForLine } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
 
@@ -84,6 +84,30 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.equal((await servedAgain(app, 100)).status, 200, 'creates succeed again')
     const again = await Promise.all([101, 102, 103].map(async (id) => (await postPlant(app, { id, name })).statusCode))
     t.ok(again.includes(200), `the queue was emptied: ${again.join(', ')}`)
+  })
+
+  t.test('a server shutting down (fast) while statements run: the service stays up, answers 503, and serves again', async (t) => {
+    const relay = await startRelay(t, await server.createDatabase('shutdown'))
+    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: relay.url })
+    t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
+
+    // Reads ten at a time, so that statements are in flight when the server goes.
+    const until = Date.now() + 1300
+    const statuses = new Set<number>()
+    const load = (async () => {
+      while (Date.now() < until && service.child.exitCode === null) {
+        const answers = await Promise.all(Array.from({ length: 10 }, async () => await service.request('GET', '/plants/1').catch(() => undefined)))
+        for (const res of answers) statuses.add(res?.statusCode ?? 0)
+      }
+    })()
+    await sleep(300)
+    relay.terminate()
+    await load
+    t.equal(service.child.exitCode, null, 'the service is still running')
+    t.same([...statuses].filter((status) => status !== 200 && status !== 503), [], `each read 200 or 503: ${[...statuses].join(', ')}`)
+    const again = await retryUntil(async () => await service.request('GET', '/plants/1').catch(() => undefined), (res) => res?.statusCode === 200, 5000)
+    t.equal(again.value?.body, '{"id":1,"name":"p1"}', 'served again')
+    t.same(service.stdout.filter((line) => /"level":60|fatal error/.test(line)), [], 'nothing fatal logged')
   })
 
   t.test('a server that answers but takes no writes (read-only, as a standby after a failover): writes 503 at once, reads served, logged once; writes again once it takes them', async (t) => {

@@ -58,10 +58,15 @@ export class PostgresStore implements PlantStore {
     this.#pool = new pg.Pool(poolConfig(url, poolSize))
     this.#poolSize = poolSize
     this.#outage = new Outage(log, 'PostgreSQL', async () => await probe(url))
-    // An idle connection the server drops (a restart, a network cut) is reported here;
-    // unheard, the event would end the process. The pool replaces the connection, and
-    // the store is down until the probe finds the database answering.
-    this.#pool.on('error', (err) => this.#outage.fail(err))
+    // A connection the server drops (a restart, a network cut) is reported on the pool
+    // while it is idle, and on the connection itself while it is checked out, even with
+    // no statement running: PostgreSQL's fast shutdown sends its FATAL right behind a
+    // statement's answer, before the connection is released. Unheard, either event would
+    // end the process. The pool replaces the connection, and the store is down until the
+    // probe finds the database answering.
+    const lost = (err: Error): void => { this.#outage.fail(err) }
+    this.#pool.on('error', lost)
+    this.#pool.on('connect', (client) => client.on('error', lost))
     const query = this.#query.bind(this)
     this.webhooks = new PostgresWebhooks(query)
     this.#creates = new GroupCommit({

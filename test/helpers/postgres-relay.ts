@@ -7,7 +7,19 @@ export interface Relay {
   url: string
   freeze: () => void
   thaw: () => void
+  /**
+   * Ends every connection as PostgreSQL's fast shutdown does: a FATAL 57P01 error, sent in
+   * the same packet as the answer to a statement in flight (at once on a connection with
+   * none after IDLE_END_MS), then the connection closed. Connections made after it go
+   * through: the server is back at once.
+   */
+  terminate: () => void
 }
+
+// PostgreSQL's ErrorResponse for a fast shutdown, as each backend sends it.
+const FATAL_SHUTDOWN = errorResponse({ S: 'FATAL', V: 'FATAL', C: '57P01', M: 'terminating connection due to administrator command' })
+// After terminate, a connection that has sent no answer within this long is idle: ended at once.
+const IDLE_END_MS = 200
 
 /** An app (testApp, with `env`) that reaches the database at `target` through a relay. */
 export async function appBehindRelay (t: Test, target: string, env: NodeJS.ProcessEnv = {}): Promise<{ app: FastifyInstance, relay: Relay }> {
@@ -16,22 +28,36 @@ export async function appBehindRelay (t: Test, target: string, env: NodeJS.Proce
 }
 
 /**
- * A TCP relay to PostgreSQL that can freeze: connections stay open but nothing passes
- * either way, as when the network drops every packet or the server hangs.
+ * A TCP relay to PostgreSQL that can freeze (connections stay open but nothing passes
+ * either way, as when the network drops every packet or the server hangs) or end every
+ * connection as a fast shutdown does.
  */
-async function startRelay (t: Test, target: string): Promise<Relay> {
+export async function startRelay (t: Test, target: string): Promise<Relay> {
   const to = new URL(target)
   const sockets = new Set<Socket>()
+  // The server's side of each connection, with a way to end it as a shutdown does.
+  const ending = new Map<Socket, () => void>()
   let frozen = false
+  let terminating = false
   const relay = createServer((client) => {
     const upstream = tcpConnect(Number(to.port), to.hostname)
+    const end = (chunk: Buffer = Buffer.alloc(0)): void => {
+      ending.delete(upstream)
+      client.end(Buffer.concat([chunk, FATAL_SHUTDOWN]))
+      upstream.destroy()
+    }
+    ending.set(upstream, end)
     for (const [from, into] of [[client, upstream], [upstream, client]]) {
       sockets.add(from)
       if (frozen) from.pause()
-      from.on('data', (chunk) => into.write(chunk))
+      from.on('data', (chunk: Buffer) => {
+        if (terminating && from === upstream && readyForQuery(chunk)) end(chunk)
+        else into.write(chunk)
+      })
       from.on('error', () => {})
       from.on('close', () => {
         sockets.delete(from)
+        ending.delete(from)
         into.destroy()
       })
     }
@@ -52,6 +78,28 @@ async function startRelay (t: Test, target: string): Promise<Relay> {
     thaw: () => {
       frozen = false
       for (const socket of sockets) socket.resume()
+    },
+    terminate: () => {
+      terminating = true
+      const idle = [...ending.values()]
+      setTimeout(() => {
+        for (const end of idle) end()
+        terminating = false
+      }, IDLE_END_MS)
     }
   }
+}
+
+/** True when a chunk from the server ends with ReadyForQuery ('Z', length 5, status): a statement's answer is complete. */
+function readyForQuery (chunk: Buffer): boolean {
+  return chunk.length >= 6 && chunk[chunk.length - 6] === 0x5a && chunk.readInt32BE(chunk.length - 5) === 5
+}
+
+/** A PostgreSQL ErrorResponse message with these fields. */
+function errorResponse (fields: Record<string, string>): Buffer {
+  const body = Buffer.concat([...Object.entries(fields).map(([type, value]) => Buffer.from(`${type}${value}\0`)), Buffer.from([0])])
+  const header = Buffer.alloc(5)
+  header.write('E')
+  header.writeInt32BE(body.length + 4, 1)
+  return Buffer.concat([header, body])
 }
