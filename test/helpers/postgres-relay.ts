@@ -9,16 +9,16 @@ export interface Relay {
   thaw: () => void
   /**
    * Ends every connection as PostgreSQL's fast shutdown does: a FATAL 57P01 error, sent in
-   * the same packet as the answer to a statement in flight (at once on a connection with
-   * none after IDLE_END_MS), then the connection closed. Connections made after it go
-   * through: the server is back at once.
+   * the same packet as the answer to the statement in flight, then the connection closed.
+   * A connection that answers no statement within IDLE_END_MS is ended then. Connections
+   * made after that go through: the server is back at once.
    */
   terminate: () => void
 }
 
 // PostgreSQL's ErrorResponse for a fast shutdown, as each backend sends it.
 const FATAL_SHUTDOWN = errorResponse({ S: 'FATAL', V: 'FATAL', C: '57P01', M: 'terminating connection due to administrator command' })
-// After terminate, a connection that has sent no answer within this long is idle: ended at once.
+// After terminate, a connection that has answered no statement within this long is idle, and ended.
 const IDLE_END_MS = 200
 
 /** An app (testApp, with `env`) that reaches the database at `target` through a relay. */
@@ -81,9 +81,9 @@ export async function startRelay (t: Test, target: string): Promise<Relay> {
     },
     terminate: () => {
       terminating = true
-      const idle = [...ending.values()]
+      const open = [...ending.keys()]
       setTimeout(() => {
-        for (const end of idle) end()
+        for (const upstream of open) ending.get(upstream)?.()
         terminating = false
       }, IDLE_END_MS)
     }
