@@ -34,6 +34,8 @@ export class PostgresStore implements PlantStore {
   readonly webhooks: PostgresWebhooks
   readonly #pool: pg.Pool
   readonly #poolSize: number
+  /** The pool's connections that are open: its count includes those still connecting. */
+  #connected = 0
   #regrow: NodeJS.Timeout | undefined
   readonly #log: StoreContext['log']
   readonly #outage: Outage
@@ -66,7 +68,11 @@ export class PostgresStore implements PlantStore {
     // probe finds the database answering.
     const lost = (err: Error): void => { this.#outage.fail(err) }
     this.#pool.on('error', lost)
-    this.#pool.on('connect', (client) => client.on('error', lost))
+    this.#pool.on('connect', (client) => {
+      this.#connected++
+      client.on('error', lost)
+    })
+    this.#pool.on('remove', () => { this.#connected-- })
     const query = this.#query.bind(this)
     this.webhooks = new PostgresWebhooks(query)
     this.#creates = new GroupCommit({
@@ -204,14 +210,13 @@ export class PostgresStore implements PlantStore {
    * whether to open another connection (`test/postgres.test.ts` holds it to that).
    */
   #keepToOpenConnections (err: unknown): boolean {
-    // Connections still being opened count too: those the server refuses lower it again.
-    const open = this.#pool.totalCount
+    const open = this.#connected
     if (open === 0) return false
     if (this.#regrow === undefined) {
       this.#log.warn({ err, poolSize: this.#poolSize, forMs: KEEP_TO_OPEN_MS },
         'PostgreSQL has no slot for another connection; the pool keeps to those open (is DATABASE_POOL_SIZE × instances above its max_connections?)')
     }
-    this.#pool.options.max = Math.min(this.#pool.options.max, open)
+    this.#pool.options.max = open
     clearTimeout(this.#regrow)
     this.#regrow = setTimeout(() => {
       this.#regrow = undefined
