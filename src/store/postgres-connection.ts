@@ -56,31 +56,33 @@ export function unavailable (err: unknown): boolean {
 
 /** True when the database refuses the service's connection settings: the password, the role, the database's name. */
 export function settingsRefused (err: unknown): boolean {
-  const { code } = err as { code?: unknown }
-  return typeof code === 'string' && SETTINGS_SQLSTATE.test(code)
+  return SETTINGS_SQLSTATE.test(codeOf(err))
 }
 
 /** True when the database answers but takes no writes now: a 503 for writes, while reads go on. */
 export function takesNoWrites (err: unknown): boolean {
-  const { code } = err as { code?: unknown }
-  return typeof code === 'string' && NO_WRITES_SQLSTATE.test(code)
+  return NO_WRITES_SQLSTATE.test(codeOf(err))
 }
 
 /** True when the server has no slot for another connection: max_connections, or a role's or database's CONNECTION LIMIT. */
 export function noConnectionSlot (err: unknown): boolean {
-  return (err as { code?: unknown }).code === '53300'
+  return codeOf(err) === '53300'
 }
 
 /** True when PostgreSQL rolled the statement back for a concurrent one's sake: it can run again. */
 export function rolledBack (err: unknown): boolean {
-  const { code } = err as { code?: unknown }
-  return typeof code === 'string' && ROLLED_BACK_SQLSTATE.test(code)
+  return ROLLED_BACK_SQLSTATE.test(codeOf(err))
 }
 
 /** True when PostgreSQL refused the data written (a 400 for that plant alone). */
 export function refused (err: unknown): boolean {
+  return REFUSED_SQLSTATE.test(codeOf(err))
+}
+
+/** The error's code: PostgreSQL's SQLSTATE, or a network error's; empty when it has none. */
+function codeOf (err: unknown): string {
   const { code } = err as { code?: unknown }
-  return typeof code === 'string' && REFUSED_SQLSTATE.test(code)
+  return typeof code === 'string' ? code : ''
 }
 
 /**
