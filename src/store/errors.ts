@@ -24,3 +24,9 @@ export class PlantRejected extends Error {
     this.name = 'PlantRejected'
   }
 }
+
+/** The code a driver's error carries (SQLite's `SQLITE_…`, PostgreSQL's SQLSTATE, a socket's `E…`); empty when it has none. */
+export function codeOf (err: unknown): string {
+  const { code } = err as { code?: unknown }
+  return typeof code === 'string' ? code : ''
+}

@@ -1,4 +1,5 @@
 import pg from 'pg'
+import { codeOf } from './errors.js'
 
 // An unreachable database must answer a request with a 503 in seconds, never hang it:
 // connecting (or waiting for a pooled connection), then each statement, are bounded.
@@ -49,8 +50,9 @@ export function poolConfig (url: string, poolSize: number): pg.PoolConfig {
 
 /** True when the error says the database cannot serve now (a 503), not that the request is wrong. */
 export function unavailable (err: unknown): boolean {
-  const { code, message } = err as { code?: unknown, message?: unknown }
-  if (typeof code === 'string') return NETWORK_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code)
+  const code = codeOf(err)
+  if (code !== '') return NETWORK_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code)
+  const { message } = err as { message?: unknown }
   return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)
 }
 
@@ -77,12 +79,6 @@ export function rolledBack (err: unknown): boolean {
 /** True when PostgreSQL refused the data written (a 400 for that plant alone). */
 export function refused (err: unknown): boolean {
   return REFUSED_SQLSTATE.test(codeOf(err))
-}
-
-/** The error's code: PostgreSQL's SQLSTATE, or a network error's; empty when it has none. */
-function codeOf (err: unknown): string {
-  const { code } = err as { code?: unknown }
-  return typeof code === 'string' ? code : ''
 }
 
 /**

@@ -190,8 +190,9 @@ export class PostgresStore implements PlantStore {
         // client sending such plants must not make the store reconnect; after any other
         // error it may be what broke (a connection to a server that has become a standby:
         // a new one may reach the primary).
-        client?.release(refused(err) || rolledBack(err) ? undefined : err as Error)
-        if (rolledBack(err) || (noConnectionSlot(err) && this.#keepToOpenConnections(err))) {
+        const concurrent = rolledBack(err)
+        client?.release(refused(err) || concurrent ? undefined : err as Error)
+        if (concurrent || (noConnectionSlot(err) && this.#keepToOpenConnections(err))) {
           if (run < STATEMENT_RUNS) continue
           this.#log.warn({ err, runs: run }, 'a statement did not complete in any of its runs; answering 503')
           throw new StoreUnavailable({ cause: err })

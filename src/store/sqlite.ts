@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { PlantRejected } from './errors.js'
+import { codeOf, PlantRejected } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
 import { migrate } from './sqlite-schema.js'
@@ -226,11 +226,6 @@ export class SqliteStore implements PlantStore {
       throw this.#outage.fail(err, writing)
     }
   }
-}
-
-function codeOf (err: unknown): string {
-  const code = (err as { code?: unknown }).code
-  return typeof code === 'string' ? code : ''
 }
 
 function toPlant ({ id, name, tag }: Row): StoredPlant {
