@@ -110,6 +110,39 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.same(service.stdout.filter((line) => /"level":60|fatal error/.test(line)), [], 'nothing fatal logged')
   })
 
+  t.test('connections the server closes while idle (idle_session_timeout, pg_terminate_backend): replaced, every request served, the store never down', async (t) => {
+    const url = await server.createDatabase('idle_closed')
+    const admin = await pgClient(t, url)
+    // Sessions the service opens from now on are closed by the server after 300 ms idle.
+    await admin.query('ALTER DATABASE idle_closed SET idle_session_timeout = 300')
+    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
+    t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
+
+    // Twenty reads at once open several connections; between bursts the server closes
+    // them, by its idle timeout or by an administrator.
+    const statuses: number[] = []
+    const burst = async (): Promise<void> => {
+      const reads = await Promise.all(Array.from({ length: 20 }, async () => await service.request('GET', '/plants/1')))
+      statuses.push(...reads.map((res) => res.statusCode))
+    }
+    for (let round = 0; round < 3; round++) {
+      await burst()
+      await sleep(500)
+    }
+    for (let round = 0; round < 3; round++) {
+      await burst()
+      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'plant-store' AND state = 'idle'")
+      await sleep(100)
+    }
+    await burst()
+    t.equal(statuses.length, 140)
+    t.same(statuses.filter((status) => status !== 200), [], 'every read answered 200')
+    const closed = service.stdout.filter((line) => line.includes('a PostgreSQL connection was closed'))
+    t.ok(closed.some((line) => line.includes('idle-session timeout')), 'connections closed by the idle timeout')
+    t.ok(closed.some((line) => line.includes('administrator command')), 'and by pg_terminate_backend')
+    t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line)), [], 'no outage, nothing else went wrong')
+  })
+
   t.test('a server that answers but takes no writes (read-only, as a standby after a failover): writes 503 at once, reads served, logged once; writes again once it takes them', async (t) => {
     const url = await server.createDatabase('read_only')
     const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })

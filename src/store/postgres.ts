@@ -26,7 +26,7 @@ const KEEP_TO_OPEN_MS = 10_000
  * The store opens whether or not the database answers, so that the service can listen
  * and report itself not ready: until it has connected and migrated, retrying in the
  * background with exponential backoff, every operation answers 503. Once running, a
- * statement timed out or a connection lost puts the store down: every operation answers
+ * statement timed out or its connection lost puts the store down: every operation answers
  * 503 at once, without waiting on the database, until a probe finds it answering again.
  * A created plant's webhook deliveries are written by the statement that inserts it.
  */
@@ -60,17 +60,21 @@ export class PostgresStore implements PlantStore {
     this.#pool = new pg.Pool(poolConfig(url, poolSize))
     this.#poolSize = poolSize
     this.#outage = new Outage(log, 'PostgreSQL', async () => await probe(url))
-    // A connection the server drops (a restart, a network cut) is reported on the pool
-    // while it is idle, and on the connection itself while it is checked out, even with
-    // no statement running: PostgreSQL's fast shutdown sends its FATAL right behind a
-    // statement's answer, before the connection is released. Unheard, either event would
-    // end the process. The pool replaces the connection, and the store is down until the
-    // probe finds the database answering.
-    const lost = (err: Error): void => { this.#outage.fail(err) }
-    this.#pool.on('error', lost)
+    // A connection the server or network closes is reported on the pool while it is
+    // idle, and on the connection itself while it is checked out, even with no statement
+    // running: PostgreSQL's fast shutdown sends its FATAL right behind a statement's
+    // answer, before the connection is released. Unheard, either event would end the
+    // process. The pool replaces the connection. Only a statement that fails (one running
+    // on that connection, or the next) puts the store down: one connection closed says
+    // nothing of the others (idle_session_timeout, pg_terminate_backend, a proxy's idle
+    // limit).
+    const closed = (err: Error): void => {
+      this.#log.info({ err }, 'a PostgreSQL connection was closed; the pool opens another when needed')
+    }
+    this.#pool.on('error', closed)
     this.#pool.on('connect', (client) => {
       this.#connected++
-      client.on('error', lost)
+      client.on('error', closed)
     })
     this.#pool.on('remove', () => { this.#connected-- })
     const query = this.#query.bind(this)
