@@ -1,11 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
+import type pg from 'pg'
 import t from 'tap'
 import { AUTH, assertError, postPlant, TOKEN } from './helpers/app.js'
 import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
 import { pgClient } from './helpers/postgres.js'
 import { appBehindRelay, startRelay } from './helpers/postgres-relay.js'
-import { startServer, waitForLine } from './helpers/server.js'
+import { logsArrived, startServer, waitForLine } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
 
 // The store's statement timeout in the driver; the bounds below leave room for a busy machine.
@@ -16,6 +17,14 @@ async function timed (request: () => Promise<LightMyRequestResponse>): Promise<{
   const started = Date.now()
   const res = await request()
   return { res, ms: Date.now() - started }
+}
+
+const SERVICE_SESSION = "application_name = 'plant-store'"
+
+/** Has the server end the service's sessions that are idle now; their process ids. */
+async function endIdleSessions (admin: pg.Client): Promise<number[]> {
+  const { rows } = await admin.query<{ pid: number, ended: boolean }>(`SELECT pid, pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE ${SERVICE_SESSION} AND state = 'idle'`)
+  return rows.filter(({ ended }) => ended).map(({ pid }) => pid)
 }
 
 /** Creates a plant until one is answered 200; how long that took after the database came back. */
@@ -129,17 +138,19 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
       await burst()
       await sleep(500)
     }
+    const terminated = new Set<number>()
     for (let round = 0; round < 3; round++) {
       await burst()
-      await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'plant-store' AND state = 'idle'")
+      for (const pid of await endIdleSessions(admin)) terminated.add(pid)
       await sleep(100)
     }
     await burst()
     t.equal(statuses.length, 140)
     t.same(statuses.filter((status) => status !== 200), [], 'every read answered 200')
+    await logsArrived()
     const closed = service.stdout.filter((line) => line.includes('a PostgreSQL connection was closed'))
     t.ok(closed.some((line) => line.includes('idle-session timeout')), 'connections closed by the idle timeout')
-    t.ok(closed.some((line) => line.includes('administrator command')), 'and by pg_terminate_backend')
+    t.equal(closed.filter((line) => line.includes('administrator command')).length, terminated.size, `each of the ${terminated.size} sessions terminated logged once`)
     t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line)), [], 'no outage, nothing else went wrong')
   })
 

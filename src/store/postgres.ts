@@ -60,22 +60,22 @@ export class PostgresStore implements PlantStore {
     this.#pool = new pg.Pool(poolConfig(url, poolSize))
     this.#poolSize = poolSize
     this.#outage = new Outage(log, 'PostgreSQL', async () => await probe(url))
-    // A connection the server or network closes is reported on the pool while it is
-    // idle, and on the connection itself while it is checked out, even with no statement
-    // running: PostgreSQL's fast shutdown sends its FATAL right behind a statement's
-    // answer, before the connection is released. Unheard, either event would end the
-    // process. The pool replaces the connection. Only a statement that fails (one running
-    // on that connection, or the next) puts the store down: one connection closed says
-    // nothing of the others (idle_session_timeout, pg_terminate_backend, a proxy's idle
-    // limit).
+    // A connection the server or network closes emits an error, whether it is idle or
+    // checked out with no statement running: PostgreSQL's fast shutdown sends its FATAL
+    // right behind a statement's answer, before the connection is released. Unheard, the
+    // error would end the process. The pool replaces the connection. Only a statement
+    // that fails (one running on that connection, or the next) puts the store down: one
+    // connection closed says nothing of the others (idle_session_timeout,
+    // pg_terminate_backend, a proxy's idle limit).
     const closed = (err: Error): void => {
       this.#log.info({ err }, 'a PostgreSQL connection was closed; the pool opens another when needed')
     }
-    this.#pool.on('error', closed)
     this.#pool.on('connect', (client) => {
       this.#connected++
       client.on('error', closed)
     })
+    // The pool repeats an idle connection's error, which the connection's listener has heard.
+    this.#pool.on('error', () => {})
     this.#pool.on('remove', () => { this.#connected-- })
     const query = this.#query.bind(this)
     this.webhooks = new PostgresWebhooks(query)
