@@ -154,6 +154,36 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line)), [], 'no outage, nothing else went wrong')
   })
 
+  t.test('the plants table locked by an administrator (VACUUM FULL, ALTER TABLE): one outage, logged once, 503 at once after the first timeout; served again once it is free', async (t) => {
+    const url = await server.createDatabase('locked')
+    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
+    t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
+
+    const admin = await pgClient(t, url)
+    await admin.query('BEGIN')
+    await admin.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE')
+    // A read every 100 ms for 8 s: past two of the server's 3 s statement timeouts.
+    const lockedAt = Date.now()
+    const reads = await Promise.all(Array.from({ length: 80 }, async (_, i) => {
+      await sleep(i * 100)
+      const sentAt = Date.now() - lockedAt
+      return { sentAt, res: await service.request('GET', '/plants/1') }
+    }))
+    await admin.query('COMMIT')
+    t.same(reads.map(({ res }) => res.statusCode), Array(80).fill(503), 'every read while locked answered 503')
+    const firstAnswer = Math.min(...reads.map(({ sentAt, res }) => sentAt + res.ms))
+    const late = reads.filter(({ sentAt }) => sentAt > firstAnswer + 50)
+    t.ok(late.length >= 30, `${late.length} reads sent after the first timed out, at ${Math.round(firstAnswer)} ms`)
+    t.same(late.filter(({ res }) => res.ms >= 200).map(({ res }) => Math.round(res.ms)), [], 'each of those answered at once: none waited for a statement timeout again')
+
+    const again = await retryUntil(async () => await service.request('GET', '/plants/1'), (res) => res.statusCode === 200, 5000)
+    t.equal(again.value.body, '{"id":1,"name":"p1"}', `served again ${again.ms} ms after the lock was released`)
+    await waitForLine(service.stdout, /available again/)
+    await logsArrived()
+    t.equal(service.stdout.filter((line) => line.includes('store is unavailable;')).length, 1, 'the outage logged once')
+    t.equal(service.stdout.filter((line) => line.includes('store is available again')).length, 1, 'the recovery logged once')
+  })
+
   t.test('a server that answers but takes no writes (read-only, as a standby after a failover): writes 503 at once, reads served, logged once; writes again once it takes them', async (t) => {
     const url = await server.createDatabase('read_only')
     const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })

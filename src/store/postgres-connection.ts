@@ -82,10 +82,10 @@ export function refused (err: unknown): boolean {
 }
 
 /**
- * SELECT 1 on a connection of its own, on short timeouts: it must not wait behind the
- * pool's connections, which may all be stalled on the outage it checks.
+ * Runs `statement` on a connection of its own, on short timeouts: it must not wait
+ * behind the pool's connections, which may all be stalled on the outage it checks.
  */
-export async function probe (url: string): Promise<void> {
+export async function probe (url: string, statement: string): Promise<void> {
   const client = new pg.Client({
     ...poolConfig(url, 1),
     connectionTimeoutMillis: PROBE_TIMEOUT_MS,
@@ -95,7 +95,7 @@ export async function probe (url: string): Promise<void> {
   client.on('error', () => {}) // reported by the call that fails
   try {
     await client.connect()
-    await client.query('SELECT 1')
+    await client.query(statement)
   } finally {
     // Not awaited: a server that stopped answering may never acknowledge the goodbye.
     client.end().catch(() => {})

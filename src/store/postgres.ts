@@ -17,6 +17,11 @@ const STATEMENT_RUNS = 3
 // Once the server has refused a new connection for lack of slots, the pool keeps to the
 // connections it has for this long, then may grow again.
 const KEEP_TO_OPEN_MS = 10_000
+// What ends an outage: a read of the plants table (by its key, so as cheap at any size),
+// not only an answer from the server. A table an administrator has locked (VACUUM FULL,
+// ALTER TABLE, LOCK TABLE) times every statement out while the server answers SELECT 1;
+// the store stays down until it is free.
+const PROBE = 'SELECT 1 FROM plants WHERE id = 0'
 
 /**
  * Plants in PostgreSQL, shared by every instance of the service pointed at the same
@@ -59,7 +64,7 @@ export class PostgresStore implements PlantStore {
     this.#log = log
     this.#pool = new pg.Pool(poolConfig(url, poolSize))
     this.#poolSize = poolSize
-    this.#outage = new Outage(log, 'PostgreSQL', async () => await probe(url))
+    this.#outage = new Outage(log, 'PostgreSQL', async () => await probe(url, PROBE))
     // A connection the server or network closes emits an error, whether it is idle or
     // checked out with no statement running: PostgreSQL's fast shutdown sends its FATAL
     // right behind a statement's answer, before the connection is released. Unheard, the
