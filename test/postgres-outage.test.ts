@@ -184,6 +184,40 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.equal(service.stdout.filter((line) => line.includes('store is available again')).length, 1, 'the recovery logged once')
   })
 
+  t.test('the plants table locked against writes only (CREATE INDEX): writes 503, reads served throughout, logged once; writes again once it is free', async (t) => {
+    const url = await server.createDatabase('write_locked')
+    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
+    t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
+
+    const admin = await pgClient(t, url)
+    await admin.query('BEGIN')
+    await admin.query('LOCK TABLE plants IN SHARE MODE')
+    // For 8 s, past two of the server's 3 s statement timeouts: a read every 100 ms, a
+    // create every 500 ms.
+    const [reads, creates] = await Promise.all([
+      Promise.all(Array.from({ length: 80 }, async (_, i) => {
+        await sleep(i * 100)
+        return (await service.request('GET', '/plants/1')).statusCode
+      })),
+      Promise.all(Array.from({ length: 16 }, async (_, i) => {
+        await sleep(i * 500)
+        return (await service.request('POST', '/plants', { body: { id: 10 + i, name: 'during' } })).statusCode
+      }))
+    ])
+    await admin.query('COMMIT')
+    t.same(reads, Array(80).fill(200), 'every read answered 200')
+    t.same(creates, Array(16).fill(503), 'every create answered 503')
+
+    const again = await retryUntil(async () => await service.request('POST', '/plants', { body: { id: 2, name: 'p2' } }), (res) => res.statusCode === 200, 5000)
+    t.equal(again.value.statusCode, 200, `writes again ${again.ms} ms after the lock was released`)
+    await waitForLine(service.stdout, /available again/)
+    await logsArrived()
+    const outages = service.stdout.filter((line) => line.includes('store takes no writes'))
+    t.equal(outages.length, 1, 'logged once')
+    t.equal(JSON.parse(outages[0]).err.code, '57014', 'with its cause')
+    t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line) && !line.includes('store takes no writes')), [], 'no outage of the whole store, no 500')
+  })
+
   t.test('a server that answers but takes no writes (read-only, as a standby after a failover): writes 503 at once, reads served, logged once; writes again once it takes them', async (t) => {
     const url = await server.createDatabase('read_only')
     const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
