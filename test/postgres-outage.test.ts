@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type pg from 'pg'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { AUTH, assertError, postPlant, TOKEN } from './helpers/app.js'
 import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
 import { pgClient } from './helpers/postgres.js'
 import { appBehindRelay, startRelay } from './helpers/postgres-relay.js'
-import { logsArrived, startServer, waitForLine } from './helpers/server.js'
+import { logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
 
 // The store's statement timeout in the driver; the bounds below leave room for a busy machine.
@@ -154,14 +154,19 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line)), [], 'no outage, nothing else went wrong')
   })
 
-  t.test('the plants table locked by an administrator (VACUUM FULL, ALTER TABLE): one outage, logged once, 503 at once after the first timeout; served again once it is free', async (t) => {
-    const url = await server.createDatabase('locked')
+  /** A service holding plant 1 on a database of its own, and a transaction holding a lock of `mode` on its plants table. */
+  const plantsLocked = async (t: Test, database: string, mode: string): Promise<{ service: RunningServer, unlock: () => Promise<void> }> => {
+    const url = await server.createDatabase(database)
     const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
     t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
-
     const admin = await pgClient(t, url)
     await admin.query('BEGIN')
-    await admin.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE')
+    await admin.query(`LOCK TABLE plants IN ${mode} MODE`)
+    return { service, unlock: async () => { await admin.query('COMMIT') } }
+  }
+
+  t.test('the plants table locked by an administrator (VACUUM FULL, ALTER TABLE): one outage, logged once, 503 at once after the first timeout; served again once it is free', async (t) => {
+    const { service, unlock } = await plantsLocked(t, 'locked', 'ACCESS EXCLUSIVE')
     // A read every 100 ms for 8 s: past two of the server's 3 s statement timeouts.
     const lockedAt = Date.now()
     const reads = await Promise.all(Array.from({ length: 80 }, async (_, i) => {
@@ -169,7 +174,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
       const sentAt = Date.now() - lockedAt
       return { sentAt, res: await service.request('GET', '/plants/1') }
     }))
-    await admin.query('COMMIT')
+    await unlock()
     t.same(reads.map(({ res }) => res.statusCode), Array(80).fill(503), 'every read while locked answered 503')
     const firstAnswer = Math.min(...reads.map(({ sentAt, res }) => sentAt + res.ms))
     const late = reads.filter(({ sentAt }) => sentAt > firstAnswer + 50)
@@ -185,13 +190,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
   })
 
   t.test('the plants table locked against writes only (CREATE INDEX): writes 503, reads served throughout, logged once; writes again once it is free', async (t) => {
-    const url = await server.createDatabase('write_locked')
-    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
-    t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
-
-    const admin = await pgClient(t, url)
-    await admin.query('BEGIN')
-    await admin.query('LOCK TABLE plants IN SHARE MODE')
+    const { service, unlock } = await plantsLocked(t, 'write_locked', 'SHARE')
     // For 8 s, past two of the server's 3 s statement timeouts: a read every 100 ms, a
     // create every 500 ms.
     const [reads, creates] = await Promise.all([
@@ -204,7 +203,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
         return (await service.request('POST', '/plants', { body: { id: 10 + i, name: 'during' } })).statusCode
       }))
     ])
-    await admin.query('COMMIT')
+    await unlock()
     t.same(reads, Array(80).fill(200), 'every read answered 200')
     t.same(creates, Array(16).fill(503), 'every create answered 503')
 
