@@ -28,9 +28,9 @@ const SETTINGS_SQLSTATE = /^(28|3D000$)/
 // a server that is read-only (25006: a standby after a failover, or
 // default_transaction_read_only, which managed services set when their storage runs out).
 const NO_WRITES_SQLSTATE = /^(53100|25006)$/
-// The server cancelled the statement, at statement_timeout (or an administrator did): it
-// answers, but the statement could not finish in time, most often for a lock that
-// another transaction holds.
+// A statement the server cancelled, at statement_timeout (or an administrator did): it
+// answers, but the statement could not finish in time. A write so cancelled most often
+// waited on a lock that reads do not need (the SHARE lock of a CREATE INDEX).
 const CANCELLED_SQLSTATE = '57014'
 // Errors that roll a statement back for a concurrent one's sake, class 40: a
 // serialization failure (on a server whose default isolation is stricter than the READ
@@ -65,14 +65,14 @@ export function settingsRefused (err: unknown): boolean {
   return SETTINGS_SQLSTATE.test(codeOf(err))
 }
 
-/** True when the database answers but takes no writes now: a 503 for writes, while reads go on. */
-export function takesNoWrites (err: unknown): boolean {
-  return NO_WRITES_SQLSTATE.test(codeOf(err))
-}
-
-/** True when the server cancelled the statement: it answers, but the statement did not finish in time. */
-export function cancelledOnServer (err: unknown): boolean {
-  return codeOf(err) === CANCELLED_SQLSTATE
+/**
+ * True when the database answers but takes no writes now: a 503 for writes, while reads
+ * go on. `statement` failed with `err`; the store's reads are those that begin with
+ * SELECT, and a read cancelled too is an outage (`unavailable`).
+ */
+export function takesNoWrites (err: unknown, statement: string): boolean {
+  const code = codeOf(err)
+  return NO_WRITES_SQLSTATE.test(code) || (code === CANCELLED_SQLSTATE && !statement.startsWith('SELECT'))
 }
 
 /** True when the server has no slot for another connection: max_connections, or a role's or database's CONNECTION LIMIT. */

@@ -3,7 +3,7 @@ import pg from 'pg'
 import { StoreUnavailable } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
-import { cancelledOnServer, noConnectionSlot, poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
+import { noConnectionSlot, poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
 import { PostgresWebhooks } from './postgres-webhooks.js'
@@ -208,11 +208,7 @@ export class PostgresStore implements PlantStore {
           this.#log.warn({ err, runs: run }, 'a statement did not complete in any of its runs; answering 503')
           throw new StoreUnavailable({ cause: err })
         }
-        // A write the server cancelled may have waited on a lock that reads do not need
-        // (the SHARE lock of a CREATE INDEX): writes answer 503 while reads go on, and a
-        // read cancelled too puts the store down. The store's reads are the statements
-        // that begin with SELECT.
-        if (takesNoWrites(err) || (cancelledOnServer(err) && !text.startsWith('SELECT'))) throw this.#outage.fail(err, true)
+        if (takesNoWrites(err, text)) throw this.#outage.fail(err, true)
         throw unavailable(err) || settingsRefused(err) ? this.#outage.fail(err) : err
       }
     }
