@@ -27,6 +27,13 @@ async function endIdleSessions (admin: pg.Client): Promise<number[]> {
   return rows.filter(({ ended }) => ended).map(({ pid }) => pid)
 }
 
+/** The service on the database at `url`, holding plant 1, named "p1". */
+async function serviceHoldingPlant (t: Test, url: string): Promise<RunningServer> {
+  const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
+  t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200, 'plant 1 created')
+  return service
+}
+
 /** Creates a plant until one is answered 200; how long that took after the database came back. */
 async function servedAgain (app: FastifyInstance, id: number): Promise<{ status: number, ms: number }> {
   const { value, ms } = await retryUntil(async () => (await postPlant(app, { id, name: 'after' })).statusCode, (status) => status === 200, 10_000)
@@ -97,8 +104,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
 
   t.test('a server shutting down (fast) while statements run: the service stays up, answers 503, and serves again', async (t) => {
     const relay = await startRelay(t, await server.createDatabase('shutdown'))
-    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: relay.url })
-    t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
+    const service = await serviceHoldingPlant(t, relay.url)
 
     // Reads ten at a time, so that statements are in flight when the server goes.
     const until = Date.now() + 1300
@@ -124,8 +130,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     const admin = await pgClient(t, url)
     // Sessions the service opens from now on are closed by the server after 300 ms idle.
     await admin.query('ALTER DATABASE idle_closed SET idle_session_timeout = 300')
-    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
-    t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
+    const service = await serviceHoldingPlant(t, url)
 
     // Twenty reads at once open several connections; between bursts the server closes
     // them, by its idle timeout or by an administrator.
@@ -157,8 +162,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
   /** A service holding plant 1 on a database of its own, and a transaction holding a lock of `mode` on its plants table. */
   const plantsLocked = async (t: Test, database: string, mode: string): Promise<{ service: RunningServer, unlock: () => Promise<void> }> => {
     const url = await server.createDatabase(database)
-    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
-    t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
+    const service = await serviceHoldingPlant(t, url)
     const admin = await pgClient(t, url)
     await admin.query('BEGIN')
     await admin.query(`LOCK TABLE plants IN ${mode} MODE`)
@@ -256,8 +260,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
 
   t.test('a password the server no longer takes (rotated before the service\'s): 503, never 500, logged once; served again once it is taken', async (t) => {
     const url = await server.createDatabase('rotated')
-    const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
-    t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200)
+    const service = await serviceHoldingPlant(t, url)
 
     const admin = await pgClient(t, url)
     const { username, password } = new URL(url)
