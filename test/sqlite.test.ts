@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process'
 import { writeFile } from 'node:fs/promises'
+import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { pino } from 'pino'
 import t from 'tap'
@@ -7,7 +9,9 @@ import { loadConfig } from '../src/config.js'
 import { SCHEMA_VERSION } from '../src/store/sqlite-schema.js'
 import { SqliteStore } from '../src/store/sqlite.js'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
-import { startServer, waitForLine } from './helpers/server.js'
+import { logsArrived, startServer, waitForLine } from './helpers/server.js'
+
+const execFileAsync = promisify(execFile)
 
 t.test('plants survive a restart on the same file, ids beyond 2^53 distinct', async (t) => {
   const url = `sqlite:${t.testdir()}/plants.db`
@@ -107,6 +111,79 @@ t.test('a locked database answers 503 to writes, logs it once while reads go on,
   t.equal(server.stdout.filter((line) => line.includes('store takes no writes')).length, 1, 'the outage is logged once')
   const logged = JSON.parse(server.stdout.find((line) => line.includes('store takes no writes'))!)
   t.match(logged.err.message, /locked|busy/i, 'with its cause')
+})
+
+t.test('a disk that takes no more: writes answer 503 while reads go on, logged once; once it takes writes again, nothing answered 200 is lost and nothing answered 503 was kept', async (t) => {
+  const url = `sqlite:${t.testdir()}/plants.db`
+  // The process may write no file past 1 MiB, as a full disk or a quota would have it:
+  // the WAL cannot grow, and the first commit that needs it to fails.
+  const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url }, { fileBytes: 1 << 20 })
+  const pid = String(server.child.pid)
+  const lift = async () => await execFileAsync('prlimit', ['--pid', pid, '--fsize=unlimited'])
+  // Whatever happens here, the process writes its coverage at exit without a limit.
+  t.teardown(async () => { await lift().catch(() => {}) })
+  const name = (id: number) => `${id}`.padEnd(1000, '~')
+  const post = async (id: number) => await server.request('POST', '/plants', { body: { id, name: name(id) } })
+
+  const kept: number[] = []
+  const refused: number[] = []
+  const create = async (id: number) => {
+    const res = await post(id)
+    if (res.statusCode === 200) {
+      kept.push(id)
+    } else {
+      assertError(t, res, 503, 'store_unavailable')
+      refused.push(id)
+    }
+  }
+  // 16 at a time, sharing commits as concurrent clients do, until a commit fails; then
+  // one at a time (a smaller commit may still fit) until even one plant does not, after
+  // which none does: a failed commit leaves the WAL as it was, and each plant is the
+  // size of the last.
+  let next = 1
+  for (; refused.length === 0 && next < 4000; next += 16) {
+    await Promise.all(Array.from({ length: 16 }, async (_, i) => await create(next + i)))
+  }
+  t.ok(kept.length > 100, `${kept.length} plants were kept before the disk took no more`)
+  for (let tried = 0; tried < 100; tried++) {
+    await create(next++)
+    if (refused.at(-1) === next - 1) break
+  }
+  t.equal(refused.at(-1), next - 1, 'the disk takes no more, not even one plant')
+  const lines = (text: string) => server.stdout.filter((line) => line.includes(text)).length
+  await logsArrived()
+  // A commit that failed before a smaller one fitted is an outage of its own, over when it fitted.
+  t.equal(lines('store takes no writes'), lines('store is available again') + 1, 'each outage is logged once, as it begins')
+  const logged = lines('store takes no writes')
+  for (const id of [next, next + 1, next + 2]) {
+    await create(id)
+    t.equal(refused.at(-1), id, `create ${id} is refused`)
+    t.equal((await server.request('GET', `/plants/${kept[0]}`)).statusCode, 200, `a read after create ${id}`)
+    t.equal((await server.request('GET', '/plants?limit=10')).statusCode, 200, `a page after create ${id}`)
+    t.equal((await server.request('GET', '/health/ready')).statusCode, 200)
+  }
+  await logsArrived()
+  const outages = server.stdout.filter((line) => line.includes('store takes no writes'))
+  t.equal(outages.length, logged, 'the refused creates and the reads log no other outage')
+  t.match(JSON.parse(outages.at(-1)!).err.code, /^SQLITE_(FULL|IOERR)/, 'the outage is logged with its cause')
+
+  const recovered = lines('store is available again')
+  await lift()
+  await create(next + 3)
+  t.equal(kept.at(-1), next + 3, 'a create once the disk takes writes again')
+  await logsArrived()
+  t.equal(lines('store is available again'), recovered + 1, 'which ends the outage, logged once')
+  t.same(server.stdout.filter((line) => /"level":(50|60)/.test(line) && !line.includes('store takes no writes')), [], 'nothing else went wrong: no 500')
+
+  // On the same file after a restart: every plant answered 200, and no plant answered 503.
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0, 'a graceful stop')
+  const restarted = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
+  const page = await restarted.request('GET', '/plants?limit=1000')
+  t.equal(page.statusCode, 200)
+  const stored = new Map(page.json<Array<{ id: number, name: string }>>().map((plant) => [plant.id, plant.name]))
+  t.same([...stored.keys()].sort((a, b) => a - b), kept.sort((a, b) => a - b), 'exactly the plants answered 200')
+  t.ok(kept.every((id) => stored.get(id) === name(id)), 'each with its name')
 })
 
 t.test('reads share a transaction only within their event-loop turn: the next read sees what another connection committed meanwhile', async (t) => {

@@ -59,23 +59,43 @@ const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
 // which is four times faster to start.
 const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:', TS_NODE_TRANSPILE_ONLY: '1' }
 
-/**
- * src/server.ts as a process, with the same TypeScript loader tap gave this test;
- * `openFiles` lowers the number of files it may open (ulimit -n, soft and hard).
- */
-function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions, openFiles?: number): ChildProcess {
-  const command = [process.execPath, ...process.execArgv, SERVER]
-  const options = { env: { ...process.env, ...CHILD_ENV, ...env }, stdio }
-  if (openFiles === undefined) return spawn(command[0], command.slice(1), options)
-  return spawn('/bin/sh', ['-c', `ulimit -n ${openFiles} && exec "$0" "$@"`, ...command], options)
+// Under a file-size limit, the TypeScript loader's own files must not be what fails.
+// Node ignores SIGXFSZ, so that a write past the limit fails with EFBIG, as the service
+// expects; the loader's exit handler turns the signal back into death, unless another
+// listener is there, as this one is. Its compile cache (megabytes) is not written.
+const FILE_SIZE_LIMITED = ['--import=data:text/javascript,process.on("SIGXFSZ",()=>{})']
+const NO_COMPILE_CACHE = { DISABLE_V8_COMPILE_CACHE: '1' }
+
+/** Limits a service process starts with. */
+export interface ProcessLimits {
+  /** The files it may open (ulimit -n, soft and hard). */
+  openFiles?: number
+  /**
+   * The largest file it may write, in bytes (ulimit -f, soft only, so that `prlimit`
+   * may lift it while it runs): a write past it fails as on a full disk.
+   */
+  fileBytes?: number
+}
+
+/** src/server.ts as a process, with the same TypeScript loader tap gave this test. */
+function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions, { openFiles, fileBytes }: ProcessLimits = {}): ChildProcess {
+  const command = [process.execPath, ...process.execArgv, ...(fileBytes === undefined ? [] : FILE_SIZE_LIMITED), SERVER]
+  const options = { env: { ...process.env, ...CHILD_ENV, ...(fileBytes === undefined ? {} : NO_COMPILE_CACHE), ...env }, stdio }
+  const limits = [
+    ...(openFiles === undefined ? [] : [`ulimit -n ${openFiles}`]),
+    // sh counts this limit in blocks of 512 bytes.
+    ...(fileBytes === undefined ? [] : [`ulimit -S -f ${Math.ceil(fileBytes / 512)}`])
+  ]
+  if (limits.length === 0) return spawn(command[0], command.slice(1), options)
+  return spawn('/bin/sh', ['-c', `${limits.join(' && ')} && exec "$0" "$@"`, ...command], options)
 }
 
 /**
  * Starts src/server.ts as a real process on a free port and resolves once it listens.
  * Killed when the test ends.
  */
-export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}, { openFiles }: { openFiles?: number } = {}): Promise<RunningServer> {
-  const child = spawnService({ LOG_LEVEL: 'info', ...env }, ['ignore', 'pipe', 'pipe'], openFiles)
+export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}, limits: ProcessLimits = {}): Promise<RunningServer> {
+  const child = spawnService({ LOG_LEVEL: 'info', ...env }, ['ignore', 'pipe', 'pipe'], limits)
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   t.teardown(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
