@@ -25,6 +25,7 @@ export const Env = Type.Object({
   REQUEST_TIMEOUT_MS: whole(30_000, 1, 3_600_000),
   HEADERS_TIMEOUT_MS: whole(10_000, 1, 3_600_000),
   KEEP_ALIVE_TIMEOUT_MS: whole(5_000, 1, 3_600_000),
+  SEND_TIMEOUT_MS: whole(60_000, 1, 3_600_000),
   MAX_CONNECTIONS: whole(10_000, 1, 1_000_000),
   MAX_EVENT_LOOP_DELAY_MS: whole(1_000, 0, 3_600_000),
   MAX_HEAP_USED_PERCENT: Type.Number({ default: 90, minimum: 0, maximum: 100 }),

@@ -21,6 +21,7 @@ import docs from './plugins/docs.js'
 import metrics from './plugins/metrics.js'
 import readiness from './plugins/readiness.js'
 import tokens from './plugins/tokens.js'
+import unreadAnswers from './plugins/unread-answers.js'
 import health from './routes/health.js'
 import metricsRoute from './routes/metrics.js'
 import root from './routes/root.js'
@@ -50,9 +51,12 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     genReqId: requestIdGenerator(config.trustProxy),
     // Slow clients cannot hold a connection: the whole request, its headers, and an
-    // idle keep-alive each have a deadline, checked every second.
+    // idle keep-alive each have a deadline, checked every second; so does a connection
+    // on which nothing moves while a request is handled or answered (a client that
+    // does not read its answer).
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionTimeout: limits.sendTimeoutMs,
     http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: 1000 },
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
@@ -77,6 +81,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   app.decorateReply('errorCode', null)
   app.setNotFoundHandler(notFoundHandler(routes))
 
+  await app.register(unreadAnswers, { sendTimeoutMs: limits.sendTimeoutMs })
   await app.register(answerHeaders)
   await app.register(answerBatches)
   // Before refuseUnrouted: a preflight is answered first, and a 404 is readable by the page.

@@ -51,6 +51,8 @@ export interface Limits {
   requestTimeoutMs: number
   headersTimeoutMs: number
   keepAliveTimeoutMs: number
+  /** A connection on which nothing moves for this long while a request is handled or answered is closed. */
+  sendTimeoutMs: number
   /** Client connections open at once; past it, a new one is closed as it is accepted. */
   maxConnections: number
   /** Event-loop delay above which requests are refused with 503; 0 turns the check off. */
@@ -101,6 +103,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
       requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
       headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
       keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+      sendTimeoutMs: e.SEND_TIMEOUT_MS,
       maxConnections: connectionCap(e.MAX_CONNECTIONS, openFileLimit()),
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
       // Refusing work near the heap's limit beats dying of it.

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
-import { CREATE_HEAD, startServer } from './helpers/server.js'
+import { CREATE_HEAD, startServer, waitForLine } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
 
 t.test('rejected tokens are limited per client address, before any token is compared', async (t) => {
@@ -127,6 +127,43 @@ t.test('slow clients cannot hold a connection: headers and bodies have deadlines
   const silent = await server.send([], { signal: AbortSignal.timeout(8000) })
   t.match(silent.text, /^HTTP\/1.1 408 Request Timeout/)
   t.ok(silent.ms < 2900, `a connection that sends nothing closed after ${silent.ms} ms`)
+})
+
+t.test('a client that pipelines requests and reads no answer has one handled at a time, and its connection is closed after SEND_TIMEOUT_MS; one that reads gets every answer, in order', async (t) => {
+  const server = await startServer(t, { API_TOKENS: TOKEN, SEND_TIMEOUT_MS: '1000' })
+  // Pages of about 2 MiB: 4-byte characters, a thousand to a name.
+  const name = '𝕏'.repeat(1000)
+  for (let id = 1; id <= 500; id += 50) {
+    await Promise.all(Array.from({ length: 50 }, async (_, i) => await server.request('POST', '/plants', { body: { id: id + i, name } })))
+  }
+  const pagesRead = async (): Promise<number> => {
+    const metrics = (await server.request('GET', '/metrics', { token: null })).body
+    return Number(/plant_store_operation_duration_seconds_count\{operation="list",outcome="ok"\} (\d+)/.exec(metrics)?.[1] ?? 0)
+  }
+
+  const page = `GET /plants?limit=1000 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`
+  const reader = connect(Number(new URL(server.url).port), '127.0.0.1')
+  t.teardown(() => { reader.destroy() })
+  reader.on('error', () => {})
+  // 50 pages in one write, and never a byte read: Node handled all 50 at once, and held
+  // each answer (100 MB) for as long as the connection lasted, which was for ever.
+  reader.pause()
+  reader.write(page.repeat(50))
+  const logged = /connection closed: nothing moved on it for 1000 ms/
+  await waitForLine(server.stdout, logged, 10_000).catch(() => {})
+  const handled = await pagesRead()
+  // The system's socket buffers take a few answers before the connection stops moving.
+  t.ok(handled >= 1 && handled <= 8, `${handled} of the 50 pages were read from the store before the connection was closed`)
+  await sleep(500)
+  t.equal(await pagesRead(), handled, 'the requests still waiting went with the connection, never handled')
+  t.equal(server.stdout.filter((line) => logged.test(line)).length, 1, 'the connection was closed, logged once')
+
+  // A client that reads: 30 requests in one write, every answer, in order.
+  const ids = Array.from({ length: 30 }, (_, i) => 1 + (i * 17) % 500)
+  const requests = ids.map((id, i) => i % 10 === 9 ? page : `GET /plants/${id} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\n\r\n`)
+  const { text } = await server.send([requests.join('')], { until: (text) => (text.match(/HTTP\/1\.1 200 /g) ?? []).length === 30 && text.endsWith(']') })
+  const answered = [...text.matchAll(/\r\n\r\n(\{"id":(\d+)|\[\{"id":1,)/g)].map((m) => m[2] === undefined ? 'page' : Number(m[2]))
+  t.same(answered, ids.map((id, i) => i % 10 === 9 ? 'page' : id), 'each answer in the order of its request')
 })
 
 t.test('a flood of idle connections cannot take every file: the service stays up, and answers once it ends', async (t) => {
