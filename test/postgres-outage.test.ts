@@ -169,6 +169,24 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     return { service, unlock: async () => { await admin.query('COMMIT') } }
   }
 
+  t.test('a statement whose connection an administrator ends (pg_terminate_backend) while it runs: 503 to it alone, the store never down', async (t) => {
+    const { service, unlock } = await plantsLocked(t, 'terminated', 'ACCESS EXCLUSIVE')
+    const admin = await pgClient(t, await server.createDatabase('terminated_admin'))
+    // A read that waits on the lock: its session is active, running it.
+    const waiting = service.request('GET', '/plants/1')
+    const { value: ended } = await retryUntil(async () => (await admin.query<{ pid: number }>(
+      `SELECT pid FROM pg_stat_activity WHERE datname = 'terminated' AND ${SERVICE_SESSION} AND state = 'active' AND wait_event_type = 'Lock'`)).rows,
+    (rows) => rows.length === 1, 5000)
+    await admin.query('SELECT pg_terminate_backend($1)', [ended[0].pid])
+    assertError(t, await waiting, 503, 'store_unavailable')
+    await unlock()
+    const after = await Promise.all(Array.from({ length: 10 }, async () => await service.request('GET', '/plants/1')))
+    t.same(after.map((res) => res.statusCode), Array(10).fill(200), 'the reads right after it are served: the store is not down')
+    await logsArrived()
+    t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line)), [], 'no outage')
+    t.equal(service.stdout.filter((line) => line.includes('a PostgreSQL connection was closed') && line.includes('administrator command')).length, 1, 'the connection ended, logged once')
+  })
+
   t.test('the plants table locked by an administrator (VACUUM FULL, ALTER TABLE): one outage, logged once, 503 at once after the first timeout; served again once it is free', async (t) => {
     const { service, unlock } = await plantsLocked(t, 'locked', 'ACCESS EXCLUSIVE')
     // A read every 100 ms for 8 s: past two of the server's 3 s statement timeouts.

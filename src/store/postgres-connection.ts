@@ -32,6 +32,9 @@ const NO_WRITES_SQLSTATE = /^(53100|25006)$/
 // answers, but the statement could not finish in time. A write so cancelled most often
 // waited on a lock that reads do not need (the SHARE lock of a CREATE INDEX).
 const CANCELLED_SQLSTATE = '57014'
+// A running statement whose connection the server ended (57P01): pg_terminate_backend
+// on that one session, or a shutdown, which the next connection tells apart.
+const ENDED_SQLSTATE = '57P01'
 // Errors that roll a statement back for a concurrent one's sake, class 40: a
 // serialization failure (on a server whose default isolation is stricter than the READ
 // COMMITTED the statements are written for) or a deadlock. The statement can run again.
@@ -73,6 +76,11 @@ export function settingsRefused (err: unknown): boolean {
 export function takesNoWrites (err: unknown, statement: string): boolean {
   const code = codeOf(err)
   return NO_WRITES_SQLSTATE.test(code) || (code === CANCELLED_SQLSTATE && !statement.startsWith('SELECT'))
+}
+
+/** True when the server ended the connection of the statement that failed: that connection is gone, not the server. */
+export function connectionEnded (err: unknown): boolean {
+  return codeOf(err) === ENDED_SQLSTATE
 }
 
 /** True when the server has no slot for another connection: max_connections, or a role's or database's CONNECTION LIMIT. */

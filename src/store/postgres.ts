@@ -3,7 +3,7 @@ import pg from 'pg'
 import { StoreUnavailable } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
-import { noConnectionSlot, poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
+import { connectionEnded, noConnectionSlot, poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
 import { PostgresWebhooks } from './postgres-webhooks.js'
@@ -206,6 +206,12 @@ export class PostgresStore implements PlantStore {
         if (concurrent || (noConnectionSlot(err) && this.#keepToOpenConnections(err))) {
           if (run < STATEMENT_RUNS) continue
           this.#log.warn({ err, runs: run }, 'a statement did not complete in any of its runs; answering 503')
+          throw new StoreUnavailable({ cause: err })
+        }
+        if (connectionEnded(err)) {
+          // As with an idle connection ended, the others say nothing of it; a shutdown
+          // puts the store down at the next statement, which cannot connect.
+          this.#log.warn({ err }, 'a PostgreSQL connection was closed while a statement ran on it; answering 503 to that statement alone')
           throw new StoreUnavailable({ cause: err })
         }
         if (takesNoWrites(err, text)) throw this.#outage.fail(err, true)
