@@ -159,19 +159,20 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line)), [], 'no outage, nothing else went wrong')
   })
 
-  /** A service holding plant 1 on a database of its own, and a transaction holding a lock of `mode` on its plants table. */
-  const plantsLocked = async (t: Test, database: string, mode: string): Promise<{ service: RunningServer, unlock: () => Promise<void> }> => {
+  /** A service holding plant 1 on a database of its own (at `url`), and a transaction holding a lock of `mode` on its plants table. */
+  const plantsLocked = async (t: Test, database: string, mode: string): Promise<{ url: string, service: RunningServer, unlock: () => Promise<void> }> => {
     const url = await server.createDatabase(database)
     const service = await serviceHoldingPlant(t, url)
     const admin = await pgClient(t, url)
     await admin.query('BEGIN')
     await admin.query(`LOCK TABLE plants IN ${mode} MODE`)
-    return { service, unlock: async () => { await admin.query('COMMIT') } }
+    return { url, service, unlock: async () => { await admin.query('COMMIT') } }
   }
 
   t.test('a statement whose connection an administrator ends (pg_terminate_backend) while it runs: 503 to it alone, the store never down', async (t) => {
-    const { service, unlock } = await plantsLocked(t, 'terminated', 'ACCESS EXCLUSIVE')
-    const admin = await pgClient(t, await server.createDatabase('terminated_admin'))
+    const { url, service, unlock } = await plantsLocked(t, 'terminated', 'ACCESS EXCLUSIVE')
+    // Not the locking transaction's connection: pg_stat_activity stays as a transaction first read it.
+    const admin = await pgClient(t, url)
     // A read that waits on the lock: its session is active, running it.
     const waiting = service.request('GET', '/plants/1')
     const { value: ended } = await retryUntil(async () => (await admin.query<{ pid: number }>(

@@ -33,6 +33,7 @@ const PROBE = 'SELECT 1 FROM plants WHERE id = 0'
  * background with exponential backoff, every operation answers 503. Once running, a
  * statement timed out or its connection lost puts the store down: every operation answers
  * 503 at once, without waiting on the database, until a probe finds it answering again.
+ * A connection the server ended on its own (pg_terminate_backend) fails its statement alone.
  * A write the server refuses for now (read-only, a full disk, a lock held against
  * writes) has writes alone answer 503, until one succeeds.
  * A created plant's webhook deliveries are written by the statement that inserts it.
