@@ -89,8 +89,8 @@ export class LogOutput {
    * pool, and whose lines would then be lost with the process.
    */
   async flush (): Promise<void> {
-    const giveUp = Date.now() + EXIT_PATIENCE_MS
-    while (this.#waiting > 0 && Date.now() < giveUp) {
+    const giveUp = performance.now() + EXIT_PATIENCE_MS
+    while (this.#waiting > 0 && performance.now() < giveUp) {
       await new Promise<void>((resolve) => {
         // Also looked at again after RETRY_MS: paused on a full pipe, nothing else may
         // write before giveUp, and this timer keeps the awaiting process alive meanwhile.
@@ -111,13 +111,13 @@ export class LogOutput {
     // A write in flight has its lines: it ends on libuv's thread pool or is lost with the
     // process (a graceful shutdown awaited flush first).
     const from = this.#writing ? this.#inFlight : 0
-    const giveUp = Date.now() + EXIT_PATIENCE_MS
+    const giveUp = performance.now() + EXIT_PATIENCE_MS
     while (this.#ready.length > from) {
       const buffer = this.#ready[from]
       try {
         this.#wrote(from, writeSync(this.#fd, buffer))
       } catch (err) {
-        if (codeOf(err) !== 'EAGAIN' || Date.now() > giveUp) this.#failed(from)
+        if (codeOf(err) !== 'EAGAIN' || performance.now() > giveUp) this.#failed(from)
         else Atomics.wait(PAUSE, 0, 0, 1)
       }
     }

@@ -11,7 +11,9 @@ interface Window { failures: number, endsAt: number }
  * once it has sent `max` in one. Synchronous on purpose: a failure is counted at the
  * moment its token is found wrong, so requests pipelined together are counted one by
  * one, never all checked against the same stale count. IPv6 clients count per /64
- * (@fastify/rate-limit's normalizeIP), as one host there holds 2^64 addresses.
+ * (@fastify/rate-limit's normalizeIP), as one host there holds 2^64 addresses. Timed
+ * on the monotonic clock, as a window set on a clock that is then set back would last as
+ * much longer; in whole milliseconds, so that Retry-After never rounds up past the window.
  */
 export class Lockout {
   readonly #windows = new Map<string, Window>()
@@ -26,7 +28,7 @@ export class Lockout {
   }
 
   /** The seconds until the address may try again, or 0 when it is not locked out. */
-  retryAfter (ip: string, now = Date.now()): number {
+  retryAfter (ip: string, now = Math.floor(performance.now())): number {
     // The usual case, asked twice a request: reading an address costs more than the rest.
     if (this.#windows.size === 0) return 0
     const window = this.#windows.get(normalizeIP(ip))
@@ -35,7 +37,7 @@ export class Lockout {
   }
 
   /** Counts one rejected token from the address; true when this one locks the address out. */
-  fail (ip: string, now = Date.now()): boolean {
+  fail (ip: string, now = Math.floor(performance.now())): boolean {
     const key = normalizeIP(ip)
     const window = this.#windows.get(key)
     if (window !== undefined && window.endsAt > now) {

@@ -17,7 +17,8 @@ export interface Budget {
  * alternating runs), for a limit that no legitimate client reaches. Keyed by the
  * token's name (only identified tokens are counted), so a reloaded tokens file keeps
  * the counts; windows that have ended are swept once a window, so the map holds only
- * the tokens in use.
+ * the tokens in use. Timed on the monotonic clock: a machine's clock set back an hour
+ * would otherwise keep a token's window open, and the token refused, for that hour.
  */
 export class TokenRate {
   readonly #windows = new Map<string, Window>()
@@ -32,7 +33,9 @@ export class TokenRate {
 
   /** Counts one request of the token. */
   take (name: string): Budget {
-    const now = Date.now()
+    // Whole milliseconds: in floating point, a window's end less its start can come out a
+    // hair over a second, and RateLimit-Reset one second too long.
+    const now = Math.floor(performance.now())
     if (now - this.#sweptAt >= this.#windowMs) this.#sweep(now)
     let window = this.#windows.get(name)
     if (window === undefined || window.startsAt + this.#windowMs <= now) {

@@ -71,7 +71,7 @@ export class Dispatcher {
   #round: Promise<void> | undefined
   #again = false
   #closed = false
-  #lastPrune = 0
+  #lastPrune = -Infinity
 
   constructor (store: WebhookStore, sender: Sender, settings: DispatcherSettings, log: FastifyBaseLogger, metrics: Metrics) {
     this.#store = store
@@ -101,7 +101,7 @@ export class Dispatcher {
       this.#breaker.retain((id) => !gone(id))
       this.wake()
       // Deliveries go with their subscription: without one there is nothing to prune.
-      if (subscriptions.length > 0 && Date.now() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
+      if (subscriptions.length > 0 && performance.now() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
     }, (err: unknown) => this.#log.debug({ err }, 'webhooks: cannot read the subscriptions; trying again'))
   }
 
@@ -144,7 +144,7 @@ export class Dispatcher {
   }
 
   #prune (): void {
-    this.#lastPrune = Date.now()
+    this.#lastPrune = performance.now()
     this.#store.prune(new Date(Date.now() - RETENTION_MS)).catch((err: unknown) =>
       this.#log.debug({ err }, 'webhooks: cannot prune the delivery log; trying again later'))
   }
@@ -155,7 +155,7 @@ export class Dispatcher {
       this.#again = false
       for (const subscription of this.#subscriptions) {
         if (this.#closed) return
-        const allowed = this.#breaker.allowed(subscription.id, concurrency, Date.now())
+        const allowed = this.#breaker.allowed(subscription.id, concurrency, performance.now())
         // Twice the slots, to claim ahead; a paused receiver's probe is claimed alone.
         const room = allowed === concurrency ? 2 * concurrency : allowed
         const wanted = room - (this.#inFlight.get(subscription.id) ?? 0) - this.#readyFor(subscription.id).length
@@ -173,7 +173,7 @@ export class Dispatcher {
         }
         if (due.length === wanted) this.#more.add(subscription.id)
         else this.#more.delete(subscription.id)
-        if (this.#breaker.allowed(subscription.id, concurrency, Date.now()) === 0) {
+        if (this.#breaker.allowed(subscription.id, concurrency, performance.now()) === 0) {
           // Paused while claiming: handed back, as #pause does with those claimed before.
           await this.#release(due)
           continue
@@ -196,7 +196,7 @@ export class Dispatcher {
   /** Starts the subscription's ready deliveries while it has free slots. */
   #fill (subscription: Subscribed): void {
     const ready = this.#readyFor(subscription.id)
-    const allowed = this.#breaker.allowed(subscription.id, this.#settings.concurrency, Date.now())
+    const allowed = this.#breaker.allowed(subscription.id, this.#settings.concurrency, performance.now())
     while (ready.length > 0 && !this.#closed && (this.#inFlight.get(subscription.id) ?? 0) < allowed) {
       this.#start(subscription, ready.shift()!)
     }
@@ -259,7 +259,7 @@ export class Dispatcher {
 
   /** Tells the breaker what came of an attempt; returns the pause it starts, if any. */
   #counted (subscription: Subscribed, result: AttemptResult): number | undefined {
-    if (!result.delivered) return this.#breaker.failed(subscription.id, Date.now())
+    if (!result.delivered) return this.#breaker.failed(subscription.id, performance.now())
     if (this.#breaker.delivered(subscription.id)) this.#log.info({ webhook: subscription.id }, 'webhook receiver answers again; its deliveries resume')
     return undefined
   }

@@ -3,7 +3,7 @@ interface Failing {
   failures: number
   /** Pauses in this run of failures; 0 while failures are still below the threshold. */
   pauses: number
-  /** Until when nothing is attempted (ms since the epoch). */
+  /** Until when nothing is attempted, on the monotonic clock (performance.now). */
   until: number
 }
 
@@ -14,6 +14,8 @@ interface Failing {
  * that succeeds ends it. A receiver that is down is probed, not hammered: without this,
  * every delivery kept being attempted on its own schedule, each attempt a new connection
  * and a log line, and a dead receiver took most of the service's CPU (README, Webhooks).
+ * Its times are the monotonic clock's, so that a machine's clock set back does not
+ * lengthen a pause.
  */
 export class ReceiverBreaker {
   readonly #threshold: number
