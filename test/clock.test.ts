@@ -56,9 +56,9 @@ t.test('a clock set back an hour keeps no token refused and no address locked ou
     const res = await server.request('GET', '/plants', token === undefined ? {} : { token })
     return { status: res.statusCode, reset: Number(res.headers['ratelimit-reset']), retryAfter: Number(res.headers['retry-after']) }
   }
-  const budget = []
-  for (let i = 0; i < 6; i++) budget.push((await read()).status)
-  t.same(budget, [200, 200, 200, 200, 200, 429], 'the token has spent its 5 requests of this second')
+  // At once, so that they all fall within the token's second however slow the machine.
+  const budget = await Promise.all(Array.from({ length: 6 }, async () => (await read()).status))
+  t.same(budget.sort(), [200, 200, 200, 200, 200, 429], 'the token has spent its 5 requests of this second')
 
   server.setClock(-HOUR_S)
   t.ok(await clockIs(server, -HOUR_S), 'the service\'s clock is an hour behind')
@@ -86,12 +86,14 @@ t.test('a clock set back an hour does not pause a webhook receiver for that hour
   await waitForLine(server.stdout, /webhook receiver keeps failing/)
 
   server.setClock(-HOUR_S)
-  receiver.answer(() => 200)
   t.ok(await clockIs(server, -HOUR_S), 'the service\'s clock is an hour behind')
   // The failed deliveries were scheduled for retries on the wall clock, now an hour
-  // ahead (the stores keep those times); a plant created now is due now.
+  // ahead (the stores keep those times); a plant created now is due now. Only its
+  // delivery is taken: one claimed before the clock went back would also end the pause.
+  const fresh = (body: string): boolean => body.includes('"name":"Fern 13"')
+  receiver.answer((_n, { body }) => fresh(body) ? 200 : 503)
   t.equal((await server.request('POST', '/plants', { body: { id: 13, name: 'Fern 13' } })).statusCode, 200)
-  const { value: delivered } = await retryUntil(async () => receiver.received.find((r) => r.status === 200), (r) => r !== undefined, 5000, 20)
-  t.match(delivered?.body, /"name":"Fern 13"/, 'the new plant is delivered within seconds: the pause ended on time')
+  const { value: delivered } = await retryUntil(async () => receiver.received.some((r) => r.status === 200 && fresh(r.body)), (done) => done, 5000, 20)
+  t.ok(delivered, 'the new plant is delivered within seconds: the pause ended on time')
   await waitForLine(server.stdout, /webhook receiver answers again/)
 })
