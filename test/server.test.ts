@@ -42,6 +42,11 @@ t.test('logs are JSON lines, one per request, with its time, client and error co
   t.ok(completed.every((line) => line.client === '127.0.0.1'), "the client's address")
   t.same(completed.map((line) => line.token), ['API_TOKENS[1]', undefined, undefined, 'API_TOKENS[1]'], 'a known token is named, by its place in API_TOKENS')
   t.same(completed.map((line) => line.code), [undefined, 'token_invalid', 'token_missing', undefined], 'a failure names its error code')
+  // RFC 6750's other place for a token, the query, which the service does not take.
+  await server.request('GET', `/plants?access_token=${token}`, { token: null })
+  await server.request('GET', `/plants?limit=1&access_token=${token}&access_token=wrong-token-456`, { token })
+  const queried = JSON.parse(await waitForLine(server.stdout, /"code":"unknown_parameter"/))
+  t.equal(queried.url, '/plants?limit=1&access_token=[redacted]&access_token=[redacted]', 'a token in the URL is cut out of it')
   await logsArrived()
   const all = server.stdout.join('\n') + server.stderr.join('\n')
   t.notOk(all.includes(token), 'the valid token is not logged')

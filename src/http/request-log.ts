@@ -13,8 +13,9 @@ declare module 'fastify' {
 /**
  * One line per completed request instead of Fastify's two (incoming + completed):
  * half the logging cost, and what an operator needs in one place. The request's
- * logger already carries its reqId; no headers are logged, so no token either: a
- * request that presented a known token names it (`token`, its name in the tokens file).
+ * logger already carries its reqId; no headers are logged, so no token either (nor one
+ * sent in the URL): a request that presented a known token names it (`token`, its name
+ * in the tokens file).
  */
 export class RequestLog extends LogController {
   override incomingRequest (): void {}
@@ -28,12 +29,33 @@ export class RequestLog extends LogController {
   }
 }
 
+// RFC 6750 lets a client send its token as this query parameter. The service takes tokens
+// from the Authorization header only (such a request is a 401), but a client may still
+// send one there, and the URL is logged.
+const TOKEN_PARAMETER = 'access_token='
+
+/** The URL as logged: every access_token parameter's value cut out. */
+function loggedUrl (url: string): string {
+  let at = url.indexOf(TOKEN_PARAMETER)
+  if (at === -1) return url
+  let logged = ''
+  let from = 0
+  while (at !== -1) {
+    const value = at + TOKEN_PARAMETER.length
+    logged += `${url.slice(from, value)}[redacted]`
+    const end = url.indexOf('&', value)
+    from = end === -1 ? url.length : end
+    at = end === -1 ? -1 : url.indexOf(TOKEN_PARAMETER, end)
+  }
+  return logged + url.slice(from)
+}
+
 /** What a request's line says of it; a new fact about requests is one more field here. */
 function requestLine (request: FastifyRequest, reply: FastifyReply, route: string | undefined) {
   return {
     method: request.method,
     route,
-    url: request.url,
+    url: loggedUrl(request.url),
     status: reply.statusCode,
     ms: Math.round(reply.elapsedTime * 100) / 100,
     // The client's address, through TRUST_PROXY's proxies.
