@@ -48,7 +48,7 @@ async function clockIs (server: RunningServer, offsetSeconds: number): Promise<b
   return (await retryUntil(off, (ms) => ms < 2000, 3000)).value < 2000
 }
 
-const skip = FAKETIME === undefined ? 'libfaketime not found (Debian\'s faketime package): this test sets a running service\'s clock back' : false
+const skip = FAKETIME === undefined ? 'libfaketime not found (Debian\'s libfaketime package): this test sets a running service\'s clock back' : false
 
 t.test('a clock set back an hour keeps no token refused and no address locked out for that hour', { skip }, async (t) => {
   const server = await clockedServer(t, { RATE_LIMIT_PER_TOKEN: '5', AUTH_FAILURE_LIMIT: '3' })
