@@ -1,4 +1,5 @@
 import { writev, writeSync } from 'node:fs'
+import { monotonicMs } from './monotonic-clock.js'
 
 export interface LogOutputOptions {
   /** A block is written once it holds this many bytes… */
@@ -89,8 +90,8 @@ export class LogOutput {
    * pool, and whose lines would then be lost with the process.
    */
   async flush (): Promise<void> {
-    const giveUp = performance.now() + EXIT_PATIENCE_MS
-    while (this.#waiting > 0 && performance.now() < giveUp) {
+    const giveUp = monotonicMs() + EXIT_PATIENCE_MS
+    while (this.#waiting > 0 && monotonicMs() < giveUp) {
       await new Promise<void>((resolve) => {
         // Also looked at again after RETRY_MS: paused on a full pipe, nothing else may
         // write before giveUp, and this timer keeps the awaiting process alive meanwhile.
@@ -111,13 +112,13 @@ export class LogOutput {
     // A write in flight has its lines: it ends on libuv's thread pool or is lost with the
     // process (a graceful shutdown awaited flush first).
     const from = this.#writing ? this.#inFlight : 0
-    const giveUp = performance.now() + EXIT_PATIENCE_MS
+    const giveUp = monotonicMs() + EXIT_PATIENCE_MS
     while (this.#ready.length > from) {
       const buffer = this.#ready[from]
       try {
         this.#wrote(from, writeSync(this.#fd, buffer))
       } catch (err) {
-        if (codeOf(err) !== 'EAGAIN' || performance.now() > giveUp) this.#failed(from)
+        if (codeOf(err) !== 'EAGAIN' || monotonicMs() > giveUp) this.#failed(from)
         else Atomics.wait(PAUSE, 0, 0, 1)
       }
     }

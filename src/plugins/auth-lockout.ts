@@ -1,4 +1,5 @@
 import { normalizeIP } from '@fastify/rate-limit'
+import { monotonicMs } from '../monotonic-clock.js'
 
 // Addresses tracked at once by default; past this the expired windows are swept, then
 // the oldest dropped, so a flood of addresses cannot grow the map without bound.
@@ -12,8 +13,7 @@ interface Window { failures: number, endsAt: number }
  * moment its token is found wrong, so requests pipelined together are counted one by
  * one, never all checked against the same stale count. IPv6 clients count per /64
  * (@fastify/rate-limit's normalizeIP), as one host there holds 2^64 addresses. Timed
- * on the monotonic clock, as a window set on a clock that is then set back would last as
- * much longer; in whole milliseconds, so that Retry-After never rounds up past the window.
+ * on the monotonic clock (monotonicMs).
  */
 export class Lockout {
   readonly #windows = new Map<string, Window>()
@@ -28,7 +28,7 @@ export class Lockout {
   }
 
   /** The seconds until the address may try again, or 0 when it is not locked out. */
-  retryAfter (ip: string, now = Math.floor(performance.now())): number {
+  retryAfter (ip: string, now = monotonicMs()): number {
     // The usual case, asked twice a request: reading an address costs more than the rest.
     if (this.#windows.size === 0) return 0
     const window = this.#windows.get(normalizeIP(ip))
@@ -37,7 +37,7 @@ export class Lockout {
   }
 
   /** Counts one rejected token from the address; true when this one locks the address out. */
-  fail (ip: string, now = Math.floor(performance.now())): boolean {
+  fail (ip: string, now = monotonicMs()): boolean {
     const key = normalizeIP(ip)
     const window = this.#windows.get(key)
     if (window !== undefined && window.endsAt > now) {

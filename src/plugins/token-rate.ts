@@ -1,3 +1,5 @@
+import { monotonicMs } from '../monotonic-clock.js'
+
 interface Window { startsAt: number, requests: number }
 
 /** What one request leaves of its token's budget. */
@@ -17,8 +19,7 @@ export interface Budget {
  * alternating runs), for a limit that no legitimate client reaches. Keyed by the
  * token's name (only identified tokens are counted), so a reloaded tokens file keeps
  * the counts; windows that have ended are swept once a window, so the map holds only
- * the tokens in use. Timed on the monotonic clock: a machine's clock set back an hour
- * would otherwise keep a token's window open, and the token refused, for that hour.
+ * the tokens in use. Timed on the monotonic clock (monotonicMs).
  */
 export class TokenRate {
   readonly #windows = new Map<string, Window>()
@@ -33,9 +34,7 @@ export class TokenRate {
 
   /** Counts one request of the token. */
   take (name: string): Budget {
-    // Whole milliseconds: in floating point, a window's end less its start can come out a
-    // hair over a second, and RateLimit-Reset one second too long.
-    const now = Math.floor(performance.now())
+    const now = monotonicMs()
     if (now - this.#sweptAt >= this.#windowMs) this.#sweep(now)
     let window = this.#windows.get(name)
     if (window === undefined || window.startsAt + this.#windowMs <= now) {

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Histogram } from '../plugins/histogram.js'
 import type { Metrics } from '../plugins/metrics.js'
 import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
+import { monotonicMs } from '../monotonic-clock.js'
 import { ReceiverBreaker } from './receiver-breaker.js'
 import type { AttemptResult, Sender } from './sender.js'
 import { signingKey } from './signature.js'
@@ -101,7 +102,7 @@ export class Dispatcher {
       this.#breaker.retain((id) => !gone(id))
       this.wake()
       // Deliveries go with their subscription: without one there is nothing to prune.
-      if (subscriptions.length > 0 && performance.now() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
+      if (subscriptions.length > 0 && monotonicMs() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
     }, (err: unknown) => this.#log.debug({ err }, 'webhooks: cannot read the subscriptions; trying again'))
   }
 
@@ -144,7 +145,7 @@ export class Dispatcher {
   }
 
   #prune (): void {
-    this.#lastPrune = performance.now()
+    this.#lastPrune = monotonicMs()
     this.#store.prune(new Date(Date.now() - RETENTION_MS)).catch((err: unknown) =>
       this.#log.debug({ err }, 'webhooks: cannot prune the delivery log; trying again later'))
   }
@@ -155,7 +156,7 @@ export class Dispatcher {
       this.#again = false
       for (const subscription of this.#subscriptions) {
         if (this.#closed) return
-        const allowed = this.#breaker.allowed(subscription.id, concurrency, performance.now())
+        const allowed = this.#breaker.allowed(subscription.id, concurrency)
         // Twice the slots, to claim ahead; a paused receiver's probe is claimed alone.
         const room = allowed === concurrency ? 2 * concurrency : allowed
         const wanted = room - (this.#inFlight.get(subscription.id) ?? 0) - this.#readyFor(subscription.id).length
@@ -173,7 +174,7 @@ export class Dispatcher {
         }
         if (due.length === wanted) this.#more.add(subscription.id)
         else this.#more.delete(subscription.id)
-        if (this.#breaker.allowed(subscription.id, concurrency, performance.now()) === 0) {
+        if (this.#breaker.allowed(subscription.id, concurrency) === 0) {
           // Paused while claiming: handed back, as #pause does with those claimed before.
           await this.#release(due)
           continue
@@ -196,7 +197,7 @@ export class Dispatcher {
   /** Starts the subscription's ready deliveries while it has free slots. */
   #fill (subscription: Subscribed): void {
     const ready = this.#readyFor(subscription.id)
-    const allowed = this.#breaker.allowed(subscription.id, this.#settings.concurrency, performance.now())
+    const allowed = this.#breaker.allowed(subscription.id, this.#settings.concurrency)
     while (ready.length > 0 && !this.#closed && (this.#inFlight.get(subscription.id) ?? 0) < allowed) {
       this.#start(subscription, ready.shift()!)
     }
@@ -259,7 +260,7 @@ export class Dispatcher {
 
   /** Tells the breaker what came of an attempt; returns the pause it starts, if any. */
   #counted (subscription: Subscribed, result: AttemptResult): number | undefined {
-    if (!result.delivered) return this.#breaker.failed(subscription.id, performance.now())
+    if (!result.delivered) return this.#breaker.failed(subscription.id)
     if (this.#breaker.delivered(subscription.id)) this.#log.info({ webhook: subscription.id }, 'webhook receiver answers again; its deliveries resume')
     return undefined
   }

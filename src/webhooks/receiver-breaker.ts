@@ -1,9 +1,11 @@
+import { monotonicMs } from '../monotonic-clock.js'
+
 interface Failing {
   /** Attempts failed in a row. */
   failures: number
   /** Pauses in this run of failures; 0 while failures are still below the threshold. */
   pauses: number
-  /** Until when nothing is attempted, on the monotonic clock (performance.now). */
+  /** Until when nothing is attempted (monotonicMs). */
   until: number
 }
 
@@ -14,8 +16,7 @@ interface Failing {
  * that succeeds ends it. A receiver that is down is probed, not hammered: without this,
  * every delivery kept being attempted on its own schedule, each attempt a new connection
  * and a log line, and a dead receiver took most of the service's CPU (README, Webhooks).
- * Its times are the monotonic clock's, so that a machine's clock set back does not
- * lengthen a pause.
+ * Timed on the monotonic clock (monotonicMs).
  */
 export class ReceiverBreaker {
   readonly #threshold: number
@@ -30,10 +31,10 @@ export class ReceiverBreaker {
   }
 
   /** How many attempts the subscription may have in flight now: all of them, one (after a pause), or none (paused). */
-  allowed (id: string, concurrency: number, now: number): number {
+  allowed (id: string, concurrency: number): number {
     const failing = this.#failing.get(id)
     if (failing === undefined || failing.pauses === 0) return concurrency
-    return now < failing.until ? 0 : 1
+    return monotonicMs() < failing.until ? 0 : 1
   }
 
   /**
@@ -41,7 +42,8 @@ export class ReceiverBreaker {
    * failure starts a pause. A failure during a pause (an attempt that was in flight when
    * it began) does not lengthen it.
    */
-  failed (id: string, now: number): number | undefined {
+  failed (id: string): number | undefined {
+    const now = monotonicMs()
     let failing = this.#failing.get(id)
     if (failing === undefined) {
       failing = { failures: 0, pauses: 0, until: 0 }
