@@ -12,5 +12,10 @@ const PACKAGE_JSON = new URL(existsSync(new URL('../package.json', import.meta.u
  */
 export const PROJECT_DIR = dirname(fileURLToPath(PACKAGE_JSON))
 
+const manifest = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8'))
+
 /** The service's version, as package.json states it; read once. */
-export const VERSION: string = JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')).version
+export const VERSION: string = manifest.version
+
+/** The Node.js versions the service runs on: package.json's `engines.node`, such as `^22.12.0 || ^24.0.0`. */
+export const NODE_RANGE: string = manifest.engines.node

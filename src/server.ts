@@ -1,3 +1,5 @@
+// First: a Node too old to run the service is refused before anything else loads.
+import './supported-node.js'
 import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
