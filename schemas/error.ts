@@ -8,7 +8,7 @@ import { Type, type Static } from '@sinclair/typebox'
 export const ERROR_CODES = {
   invalid_request: {
     status: 400,
-    meaning: 'The request is not valid HTTP (the connection is then closed), or its framing is not (a Content-Length that does not match the body).',
+    meaning: 'The request is not valid HTTP (the connection is then closed), its framing is not (a Content-Length that does not match the body), or it is HTTP/1.1 without a `Host` header.',
     example: 'the request is not valid HTTP'
   },
   invalid_path: {

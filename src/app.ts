@@ -2,8 +2,9 @@ import underPressure from '@fastify/under-pressure'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/index.js'
 import { secretsOf, type Config } from './config.js'
-import { clientErrorHandler, errorHandler, frameworkErrorHandler, notFoundHandler, refuseUnrouted } from './http/error-handler.js'
+import { clientErrorHandler, connectHandler, errorHandler, frameworkErrorHandler, notFoundHandler, refuseUnrouted } from './http/error-handler.js'
 import { Overloaded } from './http/errors.js'
+import { requireHost } from './http/host-header.js'
 import { parseJsonBody } from './http/json-body.js'
 import { requestIdGenerator } from './http/request-id.js'
 import { RouteMethods } from './http/route-methods.js'
@@ -57,7 +58,8 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionTimeout: limits.sendTimeoutMs,
-    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    // A missing Host is refused by requireHost, in the Error shape.
+    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: 1000, requireHostHeader: false },
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
     // Closing is answered by the closing plugin, in the Error shape.
@@ -66,6 +68,17 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   })
   // A connection is a file: past the cap, Node closes a new one as it accepts it.
   app.server.maxConnections = limits.maxConnections
+  // Two requests Node would answer itself, outside the one error path. An expectation
+  // other than 100-continue (none other is defined) is ignored, as RFC 9110 lets a
+  // server do, where Node answered 417 with no body. A CONNECT gets a 404.
+  app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
+  app.server.on('connect', connectHandler)
+  // A client that half-closes the connection once its request is sent (as `nc` does at
+  // the end of its input) still wants the answer (RFC 9112, 9.6). By default Node aborted
+  // the requests in progress when the half-close came: a create was stored and never
+  // answered. This switch of Node's own (undocumented, kept for servers that need it)
+  // answers them, then closes the connection.
+  Object.assign(app.server, { httpAllowHalfOpen: true })
   const routes = new RouteMethods({ ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH })
   app.addHook('onRoute', ({ method, url }) => routes.add(method, url))
 
@@ -86,6 +99,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   await app.register(answerBatches)
   // Before refuseUnrouted: a preflight is answered first, and a 404 is readable by the page.
   if (config.corsOrigins.length > 0) await app.register(cors, { origins: config.corsOrigins })
+  app.addHook('onRequest', requireHost)
   app.addHook('onRequest', refuseUnrouted(routes))
   await app.register(closing)
   await app.register(metrics)

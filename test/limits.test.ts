@@ -197,3 +197,45 @@ t.test('headers over the limit and garbage get the Error shape too', async (t) =
   t.match(garbage, /^HTTP\/1.1 400/)
   t.match(garbage, /\{"error":400,"message":"the request is not valid HTTP","code":"invalid_request"\}$/)
 })
+
+t.test('requests Node would answer itself, outside Fastify, get the Error shape or are served', async (t) => {
+  const server = await startServer(t, { API_TOKENS: TOKEN })
+  const auth = `Authorization: Bearer ${TOKEN}\r\n`
+  const done = (text: string) => /\r\n\r\n\{.*\}$/s.test(text)
+  // Node answered these two 400 with no body at all.
+  for (const [name, head] of [['with a token', auth], ['without one', '']]) {
+    const { text } = await server.send([`GET /plants HTTP/1.1\r\n${head}\r\n`], { until: done })
+    t.match(text, /^HTTP\/1.1 400 /, `HTTP/1.1 without Host, ${name}: 400`)
+    t.match(text, /\{"error":400,"message":"an HTTP\/1.1 request needs a Host header","code":"invalid_request"\}$/)
+  }
+  const { text: old } = await server.send([`GET /plants?limit=1 HTTP/1.0\r\n${auth}\r\n`])
+  t.match(old, /^HTTP\/1.1 200 .*\r\n\r\n\[\]$/s, 'HTTP/1.0 needs no Host')
+  // Node answered 417 with no body; RFC 9110 lets a server ignore an expectation it does not know.
+  const { text: expect } = await server.send([`GET /plants?limit=1 HTTP/1.1\r\nHost: x\r\n${auth}Expect: something-else\r\n\r\n`], { until: (text) => text.endsWith('[]') })
+  t.match(expect, /^HTTP\/1.1 200 /, 'an unknown expectation is ignored')
+  // Node closed a CONNECT's connection unanswered.
+  for (const body of ['', 'Content-Length: 5\r\n\r\nab']) {
+    const { text } = await server.send([`CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n${body === '' ? '\r\n' : body}`])
+    t.match(text, /^HTTP\/1.1 404 .*Connection: close\r\n/s, `CONNECT${body === '' ? '' : ' with a body still coming'}: 404, then closed`)
+    t.match(text, /\{"error":404,"message":"no route for CONNECT example.com:443","code":"route_not_found"\}$/)
+  }
+  const answer = await server.request('GET', '/plants?limit=1')
+  t.equal(answer.statusCode, 200, 'the service goes on serving')
+})
+
+t.test('a client that half-closes the connection once its request is sent gets its answer, then the connection closes', async (t) => {
+  const server = await startServer(t, { API_TOKENS: TOKEN })
+  const auth = `Host: x\r\nAuthorization: Bearer ${TOKEN}\r\n`
+  const statusOf = async (request: string): Promise<string> =>
+    (await server.send([request], { halfClose: true })).text.split('\r\n', 1)[0]
+  // A create and a delete wait for the store's commit: Node aborted them at the half-close.
+  for (let id = 1; id <= 5; id++) {
+    const body = JSON.stringify({ id, name: 'Fern' })
+    t.equal(await statusOf(`POST /plants HTTP/1.1\r\n${auth}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`), 'HTTP/1.1 200 OK', `create ${id}`)
+    t.equal(await statusOf(`GET /plants/${id} HTTP/1.1\r\n${auth}\r\n`), 'HTTP/1.1 200 OK', `read ${id}`)
+    t.equal(await statusOf(`DELETE /plants/${id} HTTP/1.1\r\n${auth}\r\n`), 'HTTP/1.1 204 No Content', `delete ${id}`)
+  }
+  // Pipelined, then half-closed: every request sent is answered, in order.
+  const { text } = await server.send([`GET /plants/1 HTTP/1.1\r\n${auth}\r\nGET /plants?limit=1 HTTP/1.1\r\n${auth}\r\n`], { halfClose: true })
+  t.match(text, /^HTTP\/1.1 404 .*\r\n\r\n\{.*"code":"plant_not_found"\}HTTP\/1.1 200 .*\r\n\r\n\[\]$/s, 'two pipelined requests, two answers')
+})

@@ -1,5 +1,6 @@
-import { STATUS_CODES } from 'node:http'
+import { STATUS_CODES, type IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { ERROR_CODES, type ErrorBody, type ErrorCode, type ErrorDetail } from '../../schemas/error.js'
 import { MethodNotAllowed, PlantRejected, RouteNotFound, StoreBusy, StoreUnavailable, withHeaders } from './errors.js'
@@ -140,6 +141,20 @@ export function clientErrorHandler (err: NodeJS.ErrnoException, socket: Socket):
     : err.code === 'HPE_HEADER_OVERFLOW'
       ? ['headers_too_large', 'the request headers are larger than the limit']
       : ['invalid_request', 'the request is not valid HTTP']
+  answerAndClose(socket, code, message)
+}
+
+/**
+ * A CONNECT (a client taking the service for a proxy) never reaches Fastify: Node hands
+ * over its connection, and closed it unanswered while nothing listened. It is answered
+ * as any method on a path the service does not have, and the connection closed.
+ */
+export function connectHandler (request: IncomingMessage, socket: Duplex): void {
+  answerAndClose(socket, 'route_not_found', `no route for CONNECT ${echo(request.url ?? '')}`)
+}
+
+/** An Error written straight to a connection that no request or reply holds, which is then closed. */
+function answerAndClose (socket: Duplex, code: ErrorCode, message: string): void {
   if (socket.writable) {
     const status = ERROR_CODES[code].status
     const body = JSON.stringify(errorBody(code, message))

@@ -9,6 +9,8 @@ function failure (code: ErrorCode, message: string) {
   return createError(code, message, ERROR_CODES[code].status)
 }
 
+export const HostMissing = failure('invalid_request', 'an HTTP/1.1 request needs a Host header')
+
 export const InvalidJson = failure('invalid_json', 'the body is not valid JSON: %s')
 
 export const UnknownParameter = failure('unknown_parameter', '%s')

@@ -32,6 +32,8 @@ export interface SendOptions {
   until?: (text: string) => boolean
   /** Closes the connection when aborted. */
   signal?: AbortSignal
+  /** Ends the sending side after the last chunk (a half-close, as `nc` does at the end of its input). */
+  halfClose?: boolean
 }
 
 export interface RunningServer {
@@ -150,7 +152,7 @@ async function request (url: string, method: string, path: string, { body, token
   }
 }
 
-async function send (t: Test, port: number, chunks: string[], { gapMs = 0, until, signal }: SendOptions = {}): Promise<{ text: string, ms: number }> {
+async function send (t: Test, port: number, chunks: string[], { gapMs = 0, until, signal, halfClose = false }: SendOptions = {}): Promise<{ text: string, ms: number }> {
   const started = Date.now()
   const socket = connect(port, '127.0.0.1')
   t.teardown(() => { socket.destroy() })
@@ -168,6 +170,7 @@ async function send (t: Test, port: number, chunks: string[], { gapMs = 0, until
     if (socket.destroyed) break
     socket.write(chunk)
   }
+  if (halfClose && !socket.destroyed) socket.end()
   return { ms: await closed, text }
 }
 
