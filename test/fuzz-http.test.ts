@@ -3,7 +3,7 @@ import type { FastifyInstance, HTTPMethods, LightMyRequestResponse } from 'fasti
 import t, { type Test } from 'tap'
 import { AUTH, TOKEN, testApp } from './helpers/app.js'
 import { pointerSegment, schemaChecker, type Json as Doc } from './helpers/document.js'
-import { fuzzSettings } from './helpers/fuzz.js'
+import { fuzzSettings, propertyHolds } from './helpers/fuzz.js'
 import { ERROR_CODES, type ErrorCode } from '../schemas/error.js'
 
 // Property-based HTTP fuzzing through app.inject: generated hostile requests (bodies,
@@ -813,15 +813,7 @@ async function holds (
   const property = fc.asyncProperty(requests, async (req) => {
     await check(app, req, await send(app, req))
   })
-  try {
-    await fc.assert(property, { seed: (seed + n) | 0, numRuns })
-    t.pass(`${numRuns} generated requests (FUZZ_SEED=${seed})`)
-  } catch (err) {
-    // fast-check's message holds the seed, the replay path and the shrunk counterexample;
-    // the violation itself is its cause.
-    const { message, cause } = err as Error
-    t.fail(`${cause instanceof Error ? cause.message : String(cause)}\nFUZZ_SEED=${seed} FUZZ_RUNS=${numRuns}: ${message}`)
-  }
+  await propertyHolds(t, property, (seed + n) | 0, numRuns, seed)
 }
 
 // Long runs (npm run fuzz) get the time they need: at most 10 ms a request.

@@ -4,7 +4,7 @@ import type { HTTPMethods } from 'fastify'
 import t from 'tap'
 import { ALL_SCOPES } from '../schemas/scopes.js'
 import { testApp } from './helpers/app.js'
-import { fuzzSettings } from './helpers/fuzz.js'
+import { fuzzSettings, propertyHolds } from './helpers/fuzz.js'
 import { GUARDED, testToken, writeTokens, type TestToken } from './helpers/tokens.js'
 
 // Property-based: no token, scope or header shape gets a request further than the
@@ -103,11 +103,5 @@ t.test('no request gets further than the scopes of the token it presents', async
       throw new Error(`${what}: a live token with the scope was refused`)
     }
   })
-  try {
-    await fc.assert(property, { seed, numRuns })
-    t.pass(`${numRuns} generated requests (FUZZ_SEED=${seed})`)
-  } catch (err) {
-    const { message, cause } = err as Error
-    t.fail(`${cause instanceof Error ? cause.message : String(cause)}\nFUZZ_SEED=${seed} FUZZ_RUNS=${numRuns}: ${message}`)
-  }
+  await propertyHolds(t, property, seed, numRuns)
 })

@@ -1,4 +1,5 @@
-import t from 'tap'
+import fc from 'fast-check'
+import t, { type Test } from 'tap'
 
 function integerFromEnv (name: string, fallback: number): number {
   const raw = process.env[name]
@@ -19,4 +20,20 @@ export function fuzzSettings (defaultRuns: number): { seed: number, numRuns: num
   if (numRuns < 1) throw new Error('FUZZ_RUNS must be at least 1')
   t.comment(`FUZZ_SEED=${seed} FUZZ_RUNS=${numRuns}`)
   return { seed, numRuns }
+}
+
+/**
+ * Checks a property over `numRuns` generated cases drawn from `seed`, and reports it to
+ * tap: a pass naming the seed, or a failure with the violation and fast-check's message
+ * (the seed, the replay path and the shrunk counterexample).
+ */
+export async function propertyHolds (t: Test, property: fc.IAsyncPropertyWithHooks<any>, seed: number, numRuns: number, reportedSeed = seed): Promise<void> {
+  try {
+    await fc.assert(property, { seed, numRuns })
+    t.pass(`${numRuns} generated requests (FUZZ_SEED=${reportedSeed})`)
+  } catch (err) {
+    // The violation itself is the error's cause.
+    const { message, cause } = err as Error
+    t.fail(`${cause instanceof Error ? cause.message : String(cause)}\nFUZZ_SEED=${reportedSeed} FUZZ_RUNS=${numRuns}: ${message}`)
+  }
 }
