@@ -135,7 +135,8 @@ function parseAnswers (received: Buffer, head: boolean): WireAnswer[] {
 
 /**
  * Writes the request, ends the sending side (as a client with nothing more to say does)
- * and collects everything until the service closes the connection.
+ * and collects everything until the service closes the connection. As bytes, not as
+ * server.send's text: an answer's Content-Length counts bytes.
  */
 async function exchange (port: number, bytes: string): Promise<{ received: Buffer, closedInTime: boolean }> {
   const socket = connect(port, '127.0.0.1')
