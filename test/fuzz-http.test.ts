@@ -3,8 +3,8 @@ import type { FastifyInstance, HTTPMethods, LightMyRequestResponse } from 'fasti
 import t, { type Test } from 'tap'
 import { AUTH, TOKEN, testApp } from './helpers/app.js'
 import { pointerSegment, schemaChecker, type Json as Doc } from './helpers/document.js'
+import { errorShapeProblem } from './helpers/error-shape.js'
 import { fuzzSettings, propertyHolds } from './helpers/fuzz.js'
-import { ERROR_CODES, type ErrorCode } from '../schemas/error.js'
 
 // Property-based HTTP fuzzing through app.inject: generated hostile requests (bodies,
 // paths, methods, query strings, header values, client addresses) and the properties
@@ -626,24 +626,8 @@ function errorShape (req: FuzzRequest, res: LightMyRequestResponse): void {
   if (typeof id !== 'string' || !UUID.test(id)) violated(res, `x-request-id is ${JSON.stringify(id)}, not a fresh UUID`)
   if (res.headers['x-content-type-options'] !== 'nosniff') violated(res, 'no x-content-type-options: nosniff')
   if (res.statusCode < 400) return
-  const type = String(res.headers['content-type'] ?? '')
-  if (!/^application\/json\s*(;|$)/.test(type)) violated(res, `an error with content type ${JSON.stringify(type)}`)
-  if (!hasBody(req, res)) return
-  const error: unknown = jsonOf(res)
-  if (error === undefined) violated(res, 'an error whose body is not JSON')
-  if (error === null || typeof error !== 'object' || Array.isArray(error)) violated(res, 'an error whose body is not a JSON object')
-  const keys = Object.keys(error).sort().join(',')
-  if (keys !== 'code,error,message' && keys !== 'code,details,error,message') {
-    violated(res, `an error with the keys ${keys}, not error, message, code and maybe details`)
-  }
-  const { error: status, message, code, details } = error as Record<string, unknown>
-  if (status !== res.statusCode) violated(res, `error is ${JSON.stringify(status)}, not the status`)
-  if (typeof message !== 'string') violated(res, 'message is not a string')
-  if (ERROR_CODES[code as ErrorCode]?.status !== res.statusCode) violated(res, `code ${JSON.stringify(code)} is not one of status ${res.statusCode}`)
-  if (details !== undefined && (!Array.isArray(details) || details.length === 0 || details.some((d) =>
-    typeof d?.field !== 'string' || typeof d?.message !== 'string' || Object.keys(d).length !== 2))) {
-    violated(res, 'details that are not a list of { field, message }')
-  }
+  const problem = errorShapeProblem(res.statusCode, String(res.headers['content-type'] ?? ''), hasBody(req, res) ? res.body : undefined)
+  if (problem !== undefined) violated(res, problem)
 }
 
 /** 3. Answers are bounded: no answer but a list page exceeds 64 KiB (/metrics 512 KiB, the OpenAPI document 256 KiB), no error message 300 characters. */

@@ -1,8 +1,8 @@
 import { connect } from 'node:net'
 import fc from 'fast-check'
 import t from 'tap'
-import { ERROR_CODES, type ErrorCode } from '../schemas/error.js'
 import { TOKEN } from './helpers/app.js'
+import { errorShapeProblem } from './helpers/error-shape.js'
 import { fuzzSettings, propertyHolds } from './helpers/fuzz.js'
 import { startServer } from './helpers/server.js'
 
@@ -168,15 +168,9 @@ function check (req: WireRequest, received: Buffer, closedInTime: boolean): void
     }
   }
   for (const answer of answers) {
-    if (answer.status < 400 || (answer === first && req.method === 'HEAD')) continue
-    if (!(answer.headers['content-type'] ?? '').startsWith('application/json')) {
-      throw new Error(`a ${answer.status} that is not JSON (${answer.headers['content-type']}): ${shown}`)
-    }
-    const { error, message, code, details, ...rest } = JSON.parse(answer.body)
-    const known = Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code as ErrorCode] : undefined
-    if (error !== answer.status || typeof message !== 'string' || known?.status !== answer.status || Object.keys(rest).length > 0 || (details !== undefined && !Array.isArray(details))) {
-      throw new Error(`a ${answer.status} whose body is not the Error shape: ${answer.body}\nto ${shown}`)
-    }
+    if (answer.status < 400) continue
+    const problem = errorShapeProblem(answer.status, answer.headers['content-type'] ?? '', answer === first && req.method === 'HEAD' ? undefined : answer.body)
+    if (problem !== undefined) throw new Error(`${problem}; the answer: ${answer.status} ${answer.body}\nto ${shown}`)
   }
 }
 
