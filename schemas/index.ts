@@ -7,7 +7,7 @@ import { CreatedSubscription, Delivery, NewSubscription, Subscription } from './
 export { ErrorBody, Health, NewPlant, Plant, StoredPlant }
 export { CreatedSubscription, Delivery, NewSubscription, Subscription }
 export { NAME_MAX_LENGTH, PlantIdParams, PlantListQuery, TAG_MAX_LENGTH } from './plant.js'
-export { DeliveryListQuery, DeliveryParams, PLANT_CREATED, SubscriptionParams } from './webhook.js'
+export { DeliveryListQuery, DeliveryParams, MAX_SUBSCRIPTIONS, PLANT_CREATED, SubscriptionParams } from './webhook.js'
 export { Int64, INT64_MAX, INT64_MIN } from './int64.js'
 export { ref } from './ref.js'
 export { errorExamples, errorResponses, GUARDED, IGNORED_BODY, JSON_BODY, PATH_PARAMETERS } from './responses.js'

@@ -7,6 +7,9 @@ export const PLANT_CREATED = 'plant.created'
 // Long enough for any real endpoint, short enough that a list of subscriptions stays small.
 export const WEBHOOK_URL_MAX_LENGTH = 2048
 
+/** The most subscriptions a store keeps: each create writes one delivery per subscription. */
+export const MAX_SUBSCRIPTIONS = 20
+
 // What the document's examples show: one subscription, and its deliveries of the example
 // plants (schemas/plant.ts): plant 1 delivered, plant 7 pending.
 const example = {

@@ -1,9 +1,7 @@
-import underPressure from '@fastify/under-pressure'
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/index.js'
 import { secretsOf, type Config } from './config.js'
 import { clientErrorHandler, connectHandler, errorHandler, frameworkErrorHandler, notFoundHandler, refuseUnrouted } from './http/error-handler.js'
-import { Overloaded } from './http/errors.js'
 import { requireHost } from './http/host-header.js'
 import { parseJsonBody } from './http/json-body.js'
 import { requestIdGenerator } from './http/request-id.js'
@@ -20,6 +18,7 @@ import closing from './plugins/closing.js'
 import cors from './plugins/cors.js'
 import docs from './plugins/docs.js'
 import metrics from './plugins/metrics.js'
+import overload from './plugins/overload.js'
 import readiness from './plugins/readiness.js'
 import tokens from './plugins/tokens.js'
 import unreadAnswers from './plugins/unread-answers.js'
@@ -111,11 +110,9 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   await app.register(health)
   if (!config.metricsRequireToken) await app.register(metricsRoute, { requireToken: false })
   await app.register(async function api (scope) {
-    await scope.register(underPressure, {
-      maxEventLoopDelay: limits.maxEventLoopDelayMs,
-      maxHeapUsedBytes: limits.maxHeapUsedBytes,
-      retryAfter: 10,
-      customError: Overloaded
+    await scope.register(overload, {
+      maxEventLoopDelayMs: limits.maxEventLoopDelayMs,
+      maxHeapUsedBytes: limits.maxHeapUsedBytes
     })
     await scope.register(auth, {
       ratePerToken: limits.ratePerToken,

@@ -5,6 +5,7 @@ import type { TSchema } from '@sinclair/typebox'
 import envSchema from 'env-schema'
 import { Env } from '../schemas/env.js'
 import { ALL_SCOPES } from '../schemas/scopes.js'
+import { MAX_SUBSCRIPTIONS } from '../schemas/webhook.js'
 import { openFileLimit } from './open-files.js'
 import { PROJECT_DIR } from './project.js'
 import type { DatabaseConfig } from './store/open.js'
@@ -83,6 +84,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
   if (e.HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
     throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS')
   }
+  const openFiles = openFileLimit()
   return {
     host: e.HOST,
     port: e.PORT,
@@ -104,7 +106,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
       headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
       keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
       sendTimeoutMs: e.SEND_TIMEOUT_MS,
-      maxConnections: connectionCap(e.MAX_CONNECTIONS, openFileLimit()),
+      maxConnections: connectionCap(e.MAX_CONNECTIONS, openFiles),
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
       // Refusing work near the heap's limit beats dying of it.
       maxHeapUsedBytes: Math.floor(e.MAX_HEAP_USED_PERCENT / 100 * getHeapStatistics().heap_size_limit)
@@ -117,7 +119,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
-      concurrency: e.WEBHOOK_CONCURRENCY,
+      concurrency: webhookConcurrencyCap(e.WEBHOOK_CONCURRENCY, openFiles),
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
       // Half the grace for receivers; the rest for the writes still queued and the store.
       closeWaitMs: Math.floor(e.SHUTDOWN_GRACE_MS / 2)
@@ -233,15 +235,23 @@ function webOrigin (text: string): string | undefined {
   }
 }
 
-// Of the files the process may open, the share client connections may take: the rest
-// stay for the store, the log, webhook attempts and reading /proc. With every file taken,
-// even process.memoryUsage() fails (EMFILE), and the overload check's timer that calls
-// it brought the service down: 20,000 idle connections from one client did it.
+// Of the files the process may open, the shares client connections and webhook attempts
+// (a connection each, kept alive between attempts) may take: the rest, at least a tenth,
+// stay for the store, the log and the runtime's own. A file that cannot be opened fails
+// one statement or attempt, and each of these is bounded, so no one of them starves the
+// others: 20,000 idle connections from one client, or 8 subscriptions to a receiver that
+// held its connections, took every file.
 const CONNECTIONS_SHARE_OF_FILES = 0.8
+const WEBHOOKS_SHARE_OF_FILES = 0.1
 
 /** MAX_CONNECTIONS, lowered to the share of the open-file limit that connections may take. */
 function connectionCap (wanted: number, openFiles: number | undefined): number {
   return openFiles === undefined ? wanted : Math.max(1, Math.min(wanted, Math.floor(openFiles * CONNECTIONS_SHARE_OF_FILES)))
+}
+
+/** WEBHOOK_CONCURRENCY, lowered so that the most subscriptions there can be stay within the webhooks' share of files. */
+function webhookConcurrencyCap (wanted: number, openFiles: number | undefined): number {
+  return openFiles === undefined ? wanted : Math.max(1, Math.min(wanted, Math.floor(openFiles * WEBHOOKS_SHARE_OF_FILES / MAX_SUBSCRIPTIONS)))
 }
 
 /** `dir`: where a relative SQLite path is; the working directory when unset. */

@@ -1,10 +1,15 @@
-import { connect, type Socket } from 'node:net'
+import { execFile } from 'node:child_process'
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
+import { MAX_SUBSCRIPTIONS } from '../schemas/webhook.js'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
 import { CREATE_HEAD, startServer, waitForLine } from './helpers/server.js'
 import { retryUntil } from './helpers/wait.js'
+
+const execFileAsync = promisify(execFile)
 
 t.test('rejected tokens are limited per client address, before any token is compared', async (t) => {
   const app = await testApp(t, { AUTH_FAILURE_LIMIT: '3' })
@@ -186,6 +191,58 @@ t.test('a flood of idle connections cannot take every file: the service stays up
   const answer = await retryUntil(async () => await server.request('GET', '/plants/1').catch(() => undefined), (a) => a !== undefined, 5000, 50)
   t.equal(answer.value?.statusCode, 404, 'a request answered once the flood has gone')
   t.notOk(server.stdout.some((line) => line.includes('EMFILE')), 'no file-descriptor error logged')
+})
+
+t.test('with no file left to open, the service stays up, and answers once files are free again', async (t) => {
+  const server = await startServer(t, { API_TOKENS: TOKEN })
+  const pid = String(server.child.pid)
+  // A soft limit of 3 files: every file the process opens from now on fails (EMFILE),
+  // whoever took the others; the hard limit stays, so that it can be lifted again.
+  await execFileAsync('prlimit', ['--pid', pid, '--nofile=3:'])
+  // The overload check used to read the process's resident memory, a file under /proc,
+  // once a second: from a timer, its EMFILE brought the service down within a second.
+  await sleep(2500)
+  t.equal(server.child.exitCode, null, 'still running')
+  await execFileAsync('prlimit', ['--pid', pid, '--nofile=1024:'])
+  const answer = await server.request('GET', '/plants/1')
+  t.equal(answer.statusCode, 404, 'a request answered once files are free')
+  t.notOk(server.stdout.some((line) => line.includes('"level":60')), 'nothing fatal logged')
+})
+
+t.test('webhook attempts take at most their share of files: subscriptions to a receiver that holds every connection cannot take them all', async (t) => {
+  // A receiver that accepts connections and never answers, counting those it holds.
+  let held = 0
+  let mostHeld = 0
+  const receiver = createServer((socket) => {
+    mostHeld = Math.max(mostHeld, ++held)
+    socket.on('close', () => held--)
+    socket.on('error', () => {})
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { receiver.close(); receiver.unref() })
+  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`
+  // 300 files: webhook attempts may take 30 of them (10%), one connection for each of
+  // the 20 subscriptions there can be; 64 each (WEBHOOK_CONCURRENCY's default) took
+  // every file with 8 of them.
+  const server = await startServer(t, {
+    API_TOKENS: TOKEN,
+    DATABASE_URL: `sqlite:${t.testdir()}/plants.db`,
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    // Closing waits half the grace for the attempts in flight, which never end here.
+    SHUTDOWN_GRACE_MS: '1000'
+  }, { openFiles: 300 })
+  for (let i = 0; i < MAX_SUBSCRIPTIONS; i++) {
+    t.equal((await server.request('POST', '/webhooks', { body: { url } })).statusCode, 201, `subscription ${i + 1}`)
+  }
+  const creates = []
+  for (let id = 1; id <= 200; id++) creates.push(server.request('POST', '/plants', { body: { id, name: `plant ${id}` } }))
+  const statuses = (await Promise.all(creates)).map((res) => res.statusCode)
+  t.same(statuses.filter((status) => status !== 200), [], '200 creates answered 200')
+  await sleep(2000)
+  t.equal(server.child.exitCode, null, 'still running')
+  t.ok(mostHeld >= 1 && mostHeld <= MAX_SUBSCRIPTIONS, `at most one connection per subscription: ${mostHeld} held at once`)
+  t.equal((await server.request('POST', '/plants', { body: { id: 201, name: 'one more' } })).statusCode, 200, 'a create answered after')
+  t.notOk(server.stdout.some((line) => line.includes('EMFILE') || line.includes('"level":60')), 'no file-descriptor error or fatal logged')
 })
 
 t.test('headers over the limit and garbage get the Error shape too', async (t) => {

@@ -1,11 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import {
-  CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, GUARDED, IGNORED_BODY, JSON_BODY, NewSubscription,
-  PATH_PARAMETERS, ref, Subscription, SubscriptionParams
+  CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, GUARDED, IGNORED_BODY, JSON_BODY, MAX_SUBSCRIPTIONS,
+  NewSubscription, PATH_PARAMETERS, ref, Subscription, SubscriptionParams
 } from '../../schemas/index.js'
-
-/** The most subscriptions a store keeps: each create writes one delivery per subscription. */
-export const MAX_SUBSCRIPTIONS = 20
 
 export const subscribe = {
   operationId: 'subscribe',

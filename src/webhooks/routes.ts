@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { DeliveryListQuery, PLANT_CREATED, type Delivery, type Subscription } from '../../schemas/index.js'
+import { DeliveryListQuery, MAX_SUBSCRIPTIONS, PLANT_CREATED, type Delivery, type Subscription } from '../../schemas/index.js'
 import {
   DeliveryNotFound, DeliveryPending, SubscriptionLimit, WebhookNotFound, WebhookUrlRefused, withDetails
 } from '../http/errors.js'
 import type { StoredDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
 import { AddressRefused, type AddressPolicy } from './address-policy.js'
 import {
-  listDeliveries, listSubscriptions, getSubscription, MAX_SUBSCRIPTIONS, retryDelivery, subscribe, unsubscribe
+  listDeliveries, listSubscriptions, getSubscription, retryDelivery, subscribe, unsubscribe
 } from './route-schemas.js'
 import { newSecret } from './signature.js'
 

@@ -1,0 +1,52 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { getHeapStatistics } from 'node:v8'
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+import { Overloaded, withHeaders } from '../http/errors.js'
+
+export interface OverloadLimits {
+  /** The event loop's mean delay over the last sample, in ms, past which requests are refused; 0: no check. */
+  maxEventLoopDelayMs: number
+  /** The JavaScript heap in use, in bytes, past which requests are refused; 0: no check. */
+  maxHeapUsedBytes: number
+}
+
+const SAMPLE_MS = 1000
+const RESOLUTION_MS = 10
+const RETRY_AFTER_SECONDS = '10'
+
+/**
+ * Refuses requests with a 503 while the process is overloaded: its event loop lagging
+ * or its heap near V8's limit, as measured once a second. In place of
+ * @fastify/under-pressure, whose sampling timer also reads the resident memory through
+ * /proc: with every file taken that read throws EMFILE, from a timer, and it brought the
+ * service down (8 webhook subscriptions to a receiver that held its connections did it
+ * under a limit of 300 files). The heap is read from V8, which needs no file. A plugin
+ * with fastify-plugin because the hook must guard the routes of the scope it is
+ * registered in.
+ */
+async function overload (app: FastifyInstance, limits: OverloadLimits): Promise<void> {
+  const { maxEventLoopDelayMs, maxHeapUsedBytes } = limits
+  if (maxEventLoopDelayMs <= 0 && maxHeapUsedBytes <= 0) return
+  const delays = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
+  delays.enable()
+  let overloaded = false
+  const timer = setInterval(() => {
+    // The histogram counts its own resolution into every delay; no sample at all means
+    // the loop was held for the whole interval.
+    const delayMs = Number.isNaN(delays.mean) ? Infinity : delays.mean / 1e6 - RESOLUTION_MS
+    delays.reset()
+    overloaded = (maxEventLoopDelayMs > 0 && delayMs > maxEventLoopDelayMs) ||
+      (maxHeapUsedBytes > 0 && getHeapStatistics().used_heap_size > maxHeapUsedBytes)
+  }, SAMPLE_MS).unref()
+  app.addHook('onClose', async () => {
+    clearInterval(timer)
+    delays.disable()
+  })
+  app.addHook('onRequest', (_request, _reply, done) => {
+    if (!overloaded) return done()
+    done(withHeaders(new Overloaded(), { 'retry-after': RETRY_AFTER_SECONDS }))
+  })
+}
+
+export default fp(overload, { name: 'overload', fastify: '5.x' })
