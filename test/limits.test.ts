@@ -102,6 +102,18 @@ t.test('an event loop saturated past MAX_EVENT_LOOP_DELAY_MS answers 503 with Re
   await assertOverloaded(t, app)
 })
 
+t.test('a start that holds the event loop is not load: the first requests are served', async (t) => {
+  const app = await testApp(t, { MAX_EVENT_LOOP_DELAY_MS: '200' })
+  const until = Date.now() + 1500
+  while (Date.now() < until) { /* block the event loop as compiling every schema does on a slow machine */ }
+  await app.ready()
+  // Sampled from start, the loop held since then was load for the second after it.
+  for (const [wait, which] of [[0, 'the first request'], [100, 'a request just after'], [1000, 'a request a second later']] as const) {
+    await sleep(wait)
+    t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200, which)
+  }
+})
+
 t.test('a heap used past MAX_HEAP_USED_PERCENT answers 503 with Retry-After', async (t) => {
   const app = await testApp(t, { MAX_HEAP_USED_PERCENT: '0.001' })
   await app.ready()

@@ -29,16 +29,22 @@ async function overload (app: FastifyInstance, limits: OverloadLimits): Promise<
   const { maxEventLoopDelayMs, maxHeapUsedBytes } = limits
   if (maxEventLoopDelayMs <= 0 && maxHeapUsedBytes <= 0) return
   const delays = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
-  delays.enable()
   let overloaded = false
-  const timer = setInterval(() => {
-    // The histogram counts its own resolution into every delay; no sample at all means
-    // the loop was held for the whole interval.
-    const delayMs = Number.isNaN(delays.mean) ? Infinity : delays.mean / 1e6 - RESOLUTION_MS
-    delays.reset()
-    overloaded = (maxEventLoopDelayMs > 0 && delayMs > maxEventLoopDelayMs) ||
-      (maxHeapUsedBytes > 0 && getHeapStatistics().used_heap_size > maxHeapUsedBytes)
-  }, SAMPLE_MS).unref()
+  let timer: NodeJS.Timeout | undefined
+  // Measured from ready on: compiling the routes' schemas at start holds the loop for
+  // a while, and counted as load it refused the first requests, for up to a second,
+  // with 503 (an in-process test app on a busy machine did).
+  app.addHook('onReady', async () => {
+    delays.enable()
+    timer = setInterval(() => {
+      // The histogram counts its own resolution into every delay; no sample at all
+      // means the loop was held for the whole interval.
+      const delayMs = Number.isNaN(delays.mean) ? Infinity : delays.mean / 1e6 - RESOLUTION_MS
+      delays.reset()
+      overloaded = (maxEventLoopDelayMs > 0 && delayMs > maxEventLoopDelayMs) ||
+        (maxHeapUsedBytes > 0 && getHeapStatistics().used_heap_size > maxHeapUsedBytes)
+    }, SAMPLE_MS).unref()
+  })
   app.addHook('onClose', async () => {
     clearInterval(timer)
     delays.disable()
