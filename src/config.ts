@@ -106,7 +106,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
       headersTimeoutMs: e.HEADERS_TIMEOUT_MS,
       keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
       sendTimeoutMs: e.SEND_TIMEOUT_MS,
-      maxConnections: connectionCap(e.MAX_CONNECTIONS, openFiles),
+      maxConnections: withinFiles(e.MAX_CONNECTIONS, openFiles, CONNECTIONS_SHARE_OF_FILES),
       maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
       // Refusing work near the heap's limit beats dying of it.
       maxHeapUsedBytes: Math.floor(e.MAX_HEAP_USED_PERCENT / 100 * getHeapStatistics().heap_size_limit)
@@ -119,7 +119,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
       maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
-      concurrency: webhookConcurrencyCap(e.WEBHOOK_CONCURRENCY, openFiles),
+      // Per subscription: the most subscriptions there can be share the webhooks' files.
+      concurrency: withinFiles(e.WEBHOOK_CONCURRENCY, openFiles, WEBHOOKS_SHARE_OF_FILES / MAX_SUBSCRIPTIONS),
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
       // Half the grace for receivers; the rest for the writes still queued and the store.
       closeWaitMs: Math.floor(e.SHUTDOWN_GRACE_MS / 2)
@@ -244,14 +245,9 @@ function webOrigin (text: string): string | undefined {
 const CONNECTIONS_SHARE_OF_FILES = 0.8
 const WEBHOOKS_SHARE_OF_FILES = 0.1
 
-/** MAX_CONNECTIONS, lowered to the share of the open-file limit that connections may take. */
-function connectionCap (wanted: number, openFiles: number | undefined): number {
-  return openFiles === undefined ? wanted : Math.max(1, Math.min(wanted, Math.floor(openFiles * CONNECTIONS_SHARE_OF_FILES)))
-}
-
-/** WEBHOOK_CONCURRENCY, lowered so that the most subscriptions there can be stay within the webhooks' share of files. */
-function webhookConcurrencyCap (wanted: number, openFiles: number | undefined): number {
-  return openFiles === undefined ? wanted : Math.max(1, Math.min(wanted, Math.floor(openFiles * WEBHOOKS_SHARE_OF_FILES / MAX_SUBSCRIPTIONS)))
+/** A setting's value, lowered (to at least 1) to `share` of the open-file limit when the limit is known. */
+function withinFiles (wanted: number, openFiles: number | undefined, share: number): number {
+  return openFiles === undefined ? wanted : Math.max(1, Math.min(wanted, Math.floor(openFiles * share)))
 }
 
 /** `dir`: where a relative SQLite path is; the working directory when unset. */
