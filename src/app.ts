@@ -25,7 +25,7 @@ import unreadAnswers from './plugins/unread-answers.js'
 import health from './routes/health.js'
 import metricsRoute from './routes/metrics.js'
 import root from './routes/root.js'
-import type { Resolve } from './webhooks/address-policy.js'
+import type { Resolve } from './webhooks/resolver.js'
 
 // Fastify's default: an id or subscription id never needs more.
 const MAX_PARAM_LENGTH = 100

@@ -1,11 +1,8 @@
-import { lookup as dnsLookup } from 'node:dns/promises'
 import type { LookupAddress } from 'node:dns'
 import type { LookupFunction } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import { WEBHOOK_URL_MAX_LENGTH } from '../../schemas/webhook.js'
-
-/** Resolves a host name to every address it has. */
-export type Resolve = (hostname: string) => Promise<LookupAddress[]>
+import { systemResolver, type Resolve } from './resolver.js'
 
 // A name that takes longer than this to resolve is refused rather than waited on.
 const RESOLVE_TIMEOUT_MS = 5000
@@ -16,8 +13,6 @@ const MAX_ECHO = 100
 // The only IPv6 addresses routed on the internet; the rest of the space (the IPv4-compatible
 // ::a.b.c.d among it, which ipaddr.js calls unicast) is reserved.
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3')
-
-export const resolveWithDns: Resolve = async (hostname) => await dnsLookup(hostname, { all: true, verbatim: true })
 
 /** A URL or an address a webhook may not go to; the message says why. */
 export class AddressRefused extends Error {
@@ -51,7 +46,7 @@ export class AddressPolicy {
   readonly #allowPrivate: boolean
   readonly #resolve: Resolve
 
-  constructor (allowPrivate: boolean, resolve: Resolve = resolveWithDns) {
+  constructor (allowPrivate: boolean, resolve: Resolve = systemResolver()) {
     this.#allowPrivate = allowPrivate
     this.#resolve = resolve
   }

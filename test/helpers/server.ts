@@ -68,8 +68,8 @@ const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:', TS_NO
 const FILE_SIZE_LIMITED = ['--import=data:text/javascript,process.on("SIGXFSZ",()=>{})']
 const NO_COMPILE_CACHE = { DISABLE_V8_COMPILE_CACHE: '1' }
 
-/** Limits a service process starts with. */
-export interface ProcessLimits {
+/** What a service process starts with besides its environment. */
+export interface ProcessOptions {
   /** The files it may open (ulimit -n, soft and hard). */
   openFiles?: number
   /**
@@ -77,27 +77,36 @@ export interface ProcessLimits {
    * may lift it while it runs): a write past it fails as on a full disk.
    */
   fileBytes?: number
+  /**
+   * A file the process sees as /etc/resolv.conf, bound over it in a mount namespace of
+   * its own (root, as CI has): the name servers it resolves through.
+   */
+  resolvConf?: string
 }
 
 /** src/server.ts as a process, with the same TypeScript loader tap gave this test. */
-function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions, { openFiles, fileBytes }: ProcessLimits = {}): ChildProcess {
+function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions, { openFiles, fileBytes, resolvConf }: ProcessOptions = {}): ChildProcess {
   const command = [process.execPath, ...process.execArgv, ...(fileBytes === undefined ? [] : FILE_SIZE_LIMITED), SERVER]
   const options = { env: { ...process.env, ...CHILD_ENV, ...(fileBytes === undefined ? {} : NO_COMPILE_CACHE), ...env }, stdio }
-  const limits = [
+  const setup = [
+    ...(resolvConf === undefined ? [] : [`mount --bind '${resolvConf}' /etc/resolv.conf`]),
     ...(openFiles === undefined ? [] : [`ulimit -n ${openFiles}`]),
     // sh counts this limit in blocks of 512 bytes.
     ...(fileBytes === undefined ? [] : [`ulimit -S -f ${Math.ceil(fileBytes / 512)}`])
   ]
-  if (limits.length === 0) return spawn(command[0], command.slice(1), options)
-  return spawn('/bin/sh', ['-c', `${limits.join(' && ')} && exec "$0" "$@"`, ...command], options)
+  if (setup.length === 0) return spawn(command[0], command.slice(1), options)
+  const shell = ['/bin/sh', '-c', `${setup.join(' && ')} && exec "$0" "$@"`, ...command]
+  // unshare execs the shell, which execs Node: the child's pid is the service's.
+  if (resolvConf === undefined) return spawn(shell[0], shell.slice(1), options)
+  return spawn('unshare', ['--mount', ...shell], options)
 }
 
 /**
  * Starts src/server.ts as a real process on a free port and resolves once it listens.
  * Killed when the test ends.
  */
-export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}, limits: ProcessLimits = {}): Promise<RunningServer> {
-  const child = spawnService({ LOG_LEVEL: 'info', ...env }, ['ignore', 'pipe', 'pipe'], limits)
+export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}, options: ProcessOptions = {}): Promise<RunningServer> {
+  const child = spawnService({ LOG_LEVEL: 'info', ...env }, ['ignore', 'pipe', 'pipe'], options)
   const exited = once(child, 'exit').then(([code]) => code as number | null)
   t.teardown(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
