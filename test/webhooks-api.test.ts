@@ -340,6 +340,8 @@ t.test('a host name is judged by every address it resolves to', async (t) => {
     'mixed.example.com': [{ address: PUBLIC_V4, family: 4 }, { address: '10.0.0.1', family: 4 }],
     'mixed6.example.com': [{ address: '2606:4700::6810:85e5', family: 6 }, { address: 'fd00::1', family: 6 }],
     'mapped.example.com': [{ address: '::ffff:169.254.169.254', family: 6 }],
+    // Resolvers print an address of ::/96 (IPv4-compatible, reserved) this way.
+    'compatible.example.com': [{ address: '::8.8.8.8', family: 6 }],
     'loopback.example.com': [{ address: '127.0.0.1', family: 4 }],
     'empty.example.com': [],
     'broken.example.com': Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' }),
@@ -357,6 +359,7 @@ t.test('a host name is judged by every address it resolves to', async (t) => {
     ['https://mixed.example.com/hook', `mixed.example.com (10.0.0.1) ${NOT_PUBLIC}`],
     ['https://mixed6.example.com/hook', `mixed6.example.com (fd00::1) ${NOT_PUBLIC}`],
     ['https://mapped.example.com/hook', `mapped.example.com (::ffff:169.254.169.254) ${NOT_PUBLIC}`],
+    ['https://compatible.example.com/hook', `compatible.example.com (::8.8.8.8) ${NOT_PUBLIC}`],
     ['https://loopback.example.com/hook', `loopback.example.com (127.0.0.1) ${NOT_PUBLIC}`],
     ['https://missing.example.com/hook', 'missing.example.com does not resolve (ENOTFOUND)'],
     ['https://broken.example.com/hook', 'broken.example.com does not resolve (EAI_AGAIN)'],

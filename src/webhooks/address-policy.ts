@@ -30,10 +30,26 @@ export class AddressRefused extends Error {
  */
 export function isPublic (address: string): boolean {
   if (!ipaddr.isValid(address)) return false
-  let parsed = ipaddr.parse(address)
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6
+  try {
+    parsed = ipaddr.parse(inHex(address))
+  } catch {
+    return false
+  }
   if (parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress()) parsed = parsed.toIPv4Address()
   if (parsed instanceof ipaddr.IPv6 && !parsed.match(GLOBAL_UNICAST_V6)) return false
   return parsed.range() === 'unicast'
+}
+
+/**
+ * An IPv6 address with its last 32 bits in dotted form, written in hex. Resolvers print an
+ * address of ::/96 (IPv4-compatible, reserved) as `::a.b.c.d`, which ipaddr.js reads as
+ * the IPv4-mapped `::ffff:a.b.c.d`, and so as a.b.c.d; WHATWG's URL parser writes it as
+ * it is. Throws for what the URL parser does not take.
+ */
+function inHex (address: string): string {
+  if (!address.includes(':') || !address.includes('.')) return address
+  return new URL(`http://[${address}]`).hostname.slice(1, -1)
 }
 
 /**
