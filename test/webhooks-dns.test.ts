@@ -4,6 +4,7 @@ import t from 'tap'
 import { isPublic } from '../src/webhooks/address-policy.js'
 import { TOKEN } from './helpers/app.js'
 import { canonicalAddress, startDnsServer } from './helpers/dns-server.js'
+import { errorShapeProblem } from './helpers/error-shape.js'
 import { fuzzSettings, propertyHolds } from './helpers/fuzz.js'
 import { startReceiver } from './helpers/receiver.js'
 import { startServer } from './helpers/server.js'
@@ -91,14 +92,17 @@ t.test('property: a name is taken only when every address its name server gives,
       if (deleted.statusCode !== 204) throw new Error(`DELETE: ${deleted.statusCode}`)
       return
     }
-    const { error, message } = res.json()
-    if (res.statusCode !== 400 || error !== 400) throw new Error(`${addresses?.join(' ') ?? 'NXDOMAIN'}: ${res.statusCode} ${res.body}`)
+    const problem = errorShapeProblem(res.statusCode, res.headers['content-type'] ?? '', res.body)
+    const { code, message } = res.json()
+    if (res.statusCode !== 400 || problem !== undefined || code !== 'webhook_url_refused') {
+      throw new Error(`${addresses?.join(' ') ?? 'NXDOMAIN'}: ${res.statusCode} ${problem ?? ''} ${res.body}`)
+    }
     if (addresses === undefined) {
       if (message !== `${name} does not resolve (ENOTFOUND)`) throw new Error(`NXDOMAIN: ${message as string}`)
     } else if (addresses.length === 0) {
       if (message !== `${name} has no address`) throw new Error(`no records: ${message as string}`)
     } else {
-      const named = new RegExp(`^${name.replace('.', '\\.')} \\((.+)\\) is not a public address`).exec(message)
+      const named = new RegExp(`^${name.replaceAll('.', '\\.')} \\((.+)\\) is not a public address`).exec(message)
       if (named === null || !refusedFor.includes(canonicalAddress(named[1]))) throw new Error(`${addresses.join(' ')}: ${message as string}`)
     }
   }), seed, numRuns)
