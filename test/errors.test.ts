@@ -26,6 +26,21 @@ t.test('unknown paths answer 404 route_not_found in the Error shape', async (t) 
   }
 })
 
+t.test('a file of the docs that is not there is a 404, not a 405 naming the method asked', async (t) => {
+  const app = await testApp(t)
+  for (const method of ['GET', 'HEAD'] as const) {
+    for (const url of ['/docs/static/nope.js', '/docs/static/a/', '/docs/static/.hidden']) {
+      const res = await app.inject({ method, url })
+      t.equal(res.statusCode, 404, `${method} ${url}`)
+      t.notOk(res.headers.allow, 'no Allow')
+      if (method === 'GET') t.match(assertError(t, res, 404, 'route_not_found'), `no route for GET ${url}`)
+    }
+  }
+  const other = await app.inject({ method: 'POST', url: '/docs/static/nope.js' })
+  t.equal(other.statusCode, 405, 'another method is still a 405')
+  t.equal(other.headers.allow, 'GET, HEAD')
+})
+
 t.test('an unexpected failure answers 500 with a generic message; the cause stays in the log', async (t) => {
   const app = await testApp(t)
   app.get('/explode', async () => { throw new Error('secret database password in a stack trace') })

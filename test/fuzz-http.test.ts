@@ -620,12 +620,13 @@ function noServerError (_req: FuzzRequest, res: LightMyRequestResponse): void {
   if (res.statusCode >= 500) violated(res, 'a 5xx answer')
 }
 
-/** 2. Errors are exactly the Error shape, as JSON; every answer has its request id and nosniff. */
+/** 2. Errors are exactly the Error shape, as JSON, a 405's Allow never naming the method asked (RFC 9110); every answer has its request id and nosniff. */
 function errorShape (req: FuzzRequest, res: LightMyRequestResponse): void {
   const id = res.headers['x-request-id']
   if (typeof id !== 'string' || !UUID.test(id)) violated(res, `x-request-id is ${JSON.stringify(id)}, not a fresh UUID`)
   if (res.headers['x-content-type-options'] !== 'nosniff') violated(res, 'no x-content-type-options: nosniff')
   if (res.statusCode < 400) return
+  if (res.statusCode === 405 && String(res.headers.allow).split(', ').includes(req.method)) violated(res, `a 405 to ${req.method} whose Allow names it`)
   const problem = errorShapeProblem(res.statusCode, String(res.headers['content-type'] ?? ''), hasBody(req, res) ? res.body : undefined)
   if (problem !== undefined) violated(res, problem)
 }
@@ -807,7 +808,7 @@ t.test('1. no generated request gets a 5xx answer', async (t) => {
   await holds(t, 1, anyRequest, (_app, req, res) => noServerError(req, res))
 })
 
-t.test('2. every answer carries x-request-id and nosniff; every error is exactly {error: <status>, message, code (of that status), details?} as application/json', async (t) => {
+t.test('2. every answer carries x-request-id and nosniff; every error is exactly {error: <status>, message, code (of that status), details?} as application/json, and a 405 never names the method asked in Allow', async (t) => {
   await holds(t, 2, anyRequest, (_app, req, res) => errorShape(req, res))
 })
 

@@ -116,7 +116,9 @@ export function notFoundHandler (routes: RouteMethods) {
 function unrouted (request: FastifyRequest, routes: RouteMethods): Error {
   const path = request.url.split('?', 1)[0]
   const allowed = routes.allowed(path)
-  if (allowed.length === 0) return new RouteNotFound(request.method, echo(path))
+  // A path a route takes with this very method, which found nothing there (a file of the
+  // docs that does not exist), is not there: a 405 would name the method it refused.
+  if (allowed.length === 0 || allowed.includes(request.method)) return new RouteNotFound(request.method, echo(path))
   return withHeaders(new MethodNotAllowed(echo(request.method), echo(path), allowed.join(', ')), { allow: allowed.join(', ') })
 }
 
