@@ -267,6 +267,29 @@ t.test('headers over the limit and garbage get the Error shape too', async (t) =
   t.match(garbage, /\{"error":400,"message":"the request is not valid HTTP","code":"invalid_request"\}$/)
 })
 
+t.test('bytes that are not HTTP after whole requests: those requests are answered first, then the 400, then the connection closes', async (t) => {
+  const server = await startServer(t, { API_TOKENS: TOKEN, HEADERS_TIMEOUT_MS: '500', REQUEST_TIMEOUT_MS: '1000' })
+  const create = (id: number): string => {
+    const body = JSON.stringify({ id, name: 'Fern' })
+    return `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`
+  }
+  // An answer's status line follows the body before it on the same line.
+  const statuses = (text: string): string[] => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map(([, status]) => status)
+  // A create stored and then answered only with the garbage's 400, before: its client was told it failed.
+  const { text } = await server.send([`${create(4242)}GET /health HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n`])
+  t.same(statuses(text), ['200', '200', '400'], 'the create, the health check, then the refusal')
+  t.match(text, /\r\n\r\n\{"name":"Fern"\}HTTP\/1\.1 200 /, 'the create\'s answer is whole')
+  t.match(text, /\{"error":400,"message":"the request is not valid HTTP","code":"invalid_request"\}$/)
+  t.equal((await server.request('GET', '/plants/4242')).statusCode, 200, 'and the plant its client was told of is stored')
+  // A client that half-closes after the garbage has its requests answered; the connection then closes.
+  const { text: halfClosed } = await server.send([`${create(4243)}GARBAGE\r\n\r\n`], { halfClose: true })
+  t.equal(statuses(halfClosed)[0], '200', 'half-closed: the create is answered')
+  t.equal((await server.request('GET', '/plants/4243')).statusCode, 200)
+  // A request still arriving when the deadline passes is the one refused: nothing waits for it.
+  const { text: slow } = await server.send([create(4244).slice(0, -5)], { until: (text) => text.includes('request_timeout') })
+  t.same(statuses(slow), ['408'], 'a body that never ends: 408 at the deadline')
+})
+
 t.test('requests Node would answer itself, outside Fastify, get the Error shape or are served', async (t) => {
   const server = await startServer(t, { API_TOKENS: TOKEN })
   const auth = `Authorization: Bearer ${TOKEN}\r\n`

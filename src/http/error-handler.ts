@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http'
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
@@ -134,7 +134,8 @@ export function frameworkErrorHandler (error: FastifyError, request: FastifyRequ
 
 /**
  * Requests Node rejects before Fastify sees them (headers too slow, too large, or not
- * HTTP) get the Error shape too, written straight to the socket, which is then closed.
+ * HTTP) get the Error shape too, written straight to the socket, which is then closed:
+ * after the answers to the requests that came whole before them.
  */
 export function clientErrorHandler (err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
@@ -155,13 +156,38 @@ export function connectHandler (request: IncomingMessage, socket: Duplex): void 
   answerAndClose(socket, 'route_not_found', `no route for CONNECT ${echo(request.url ?? '')}`)
 }
 
-/** An Error written straight to a connection that no request or reply holds, which is then closed. */
-function answerAndClose (socket: Duplex, code: ErrorCode, message: string): void {
-  if (socket.writable) {
-    const status = ERROR_CODES[code].status
-    const body = JSON.stringify(errorBody(code, message))
-    socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+// A connection with the answer Node is writing on it, if any: Node's own field (no public
+// API says whether a connection has an answer under way). The answers to the requests
+// after it wait in Node's queue, and each takes the field in turn.
+type AnsweringSocket = Duplex & { _httpMessage?: ServerResponse | null }
+
+// Connections being refused: the parser reports its error again for every packet that
+// follows, and each must not write another answer.
+const refusing = new WeakSet<Duplex>()
+
+/**
+ * An Error written straight to a connection that no request or reply holds, which is then
+ * closed. The requests that came whole before the refused bytes are answered first: each
+ * may have changed the store, and its client must hear how (a create followed by bytes
+ * that are not HTTP was stored, and its client got only the 400).
+ */
+function answerAndClose (socket: AnsweringSocket, code: ErrorCode, message: string): void {
+  if (refusing.has(socket)) return
+  refusing.add(socket)
+  const answer = (): void => {
+    const current = socket._httpMessage
+    // A request still arriving (one too slow, say) is not waited for: it is what is refused.
+    if (current?.req.complete === true) {
+      current.once('close', answer)
+      return
+    }
+    if (socket.writable && current?.headersSent !== true) {
+      const status = ERROR_CODES[code].status
+      const body = JSON.stringify(errorBody(code, message))
+      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+    }
+    socket.destroy()
   }
-  socket.destroy()
+  answer()
 }
