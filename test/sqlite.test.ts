@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process'
-import { writeFile } from 'node:fs/promises'
+import { open, writeFile } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { pino } from 'pino'
@@ -184,6 +185,34 @@ t.test('a disk that takes no more: writes answer 503 while reads go on, logged o
   const stored = new Map(page.json<Array<{ id: number, name: string }>>().map((plant) => [plant.id, plant.name]))
   t.same([...stored.keys()].sort((a, b) => a - b), kept.sort((a, b) => a - b), 'exactly the plants answered 200')
   t.ok(kept.every((id) => stored.get(id) === name(id)), 'each with its name')
+})
+
+t.test('a read that meets a damaged page of the file answers 503, and the service goes on', async (t) => {
+  const file = `${t.testdir()}/plants.db`
+  const setup = await testApp(t, { DATABASE_URL: `sqlite:${file}` })
+  await setup.close()
+  const db = new Database(file)
+  db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+    INSERT INTO plants (id, name) SELECT i, 'plant ' || i FROM n`)
+  db.pragma('wal_checkpoint(TRUNCATE)')
+  db.close()
+  // The plants table's root page, overwritten as a bad sector or a stray write would.
+  const handle = await open(file, 'r+')
+  await handle.write(Buffer.alloc(4096, 0xa5), 0, 4096, 4096)
+  await handle.close()
+
+  const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${file}` })
+  for (let i = 0; i < 3; i++) {
+    const page = await server.request('GET', '/plants?limit=2')
+    assertError(t, page, 503, 'store_unavailable')
+    // The COMMIT that ends the turn's read transaction failed on the damaged file, which
+    // had ended the transaction; the ROLLBACK after it threw, and the process died.
+    await sleep(100)
+    t.equal(server.child.exitCode, null, `the service still runs after damaged read ${i + 1}`)
+  }
+  t.equal((await server.request('GET', '/health')).statusCode, 200)
+  await logsArrived()
+  t.ok(server.stdout.some((line) => line.includes('malformed')), 'the cause is logged')
 })
 
 t.test('reads share a transaction only within their event-loop turn: the next read sees what another connection committed meanwhile', async (t) => {

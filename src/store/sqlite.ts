@@ -192,8 +192,10 @@ export class SqliteStore implements PlantStore {
     try {
       this.#statements.endReads.run()
     } catch {
-      // It wrote nothing: rolled back, it ends all the same.
-      this.#statements.abandonReads.run()
+      // It wrote nothing: rolled back, it ends all the same. A COMMIT that failed on a
+      // damaged file has ended it already, and a ROLLBACK would throw: from the turn's
+      // end, where nothing catches it, that killed the process at every damaged read.
+      if (this.#db.inTransaction) this.#statements.abandonReads.run()
     }
   }
 
