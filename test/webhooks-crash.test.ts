@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import Database from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
 import { TOKEN } from './helpers/app.js'
@@ -169,6 +170,29 @@ t.test('kill -9 right after the creates are acknowledged, before their deliverie
 
   server = await startServer(t, env)
   await checkDelivered(t, server, receiver, subscription, tried, acked, before)
+})
+
+t.test('a subscription whose stored URL does not parse fails its attempts, recorded; the service and the other receivers go on', async (t) => {
+  const env = envFor(t)
+  const server = await startServer(t, env)
+  const receiver = await startReceiver(t)
+  const healthy = await subscribe(t, server, receiver.url)
+  // The API stores only URLs it has parsed: this one is written into the file by hand (an
+  // operator, a restored backup, a future version's row), while the service runs.
+  const broken = { id: `wh_${'0'.repeat(32)}` }
+  const db = new Database(env.DATABASE_URL!.slice('sqlite:'.length))
+  db.prepare(`INSERT INTO webhooks (id, url, secret, created_at) SELECT ?, 'not a url', secret, created_at FROM webhooks WHERE id = ?`)
+    .run(broken.id, healthy.id)
+  db.close()
+  t.equal((await server.request('POST', '/plants', { body: { id: 1, name: 'Fern' } })).statusCode, 200)
+  await receiver.waitFor(1)
+  const { value: log } = await retryUntil(async () => await deliveryLog(server, broken.id), (log) => log[0]?.attempts === 1, 5000, 50)
+  t.equal(log[0].status, 'pending', 'the attempt failed and is retried')
+  t.match(log[0].lastError, /Invalid URL/, 'saying why')
+  t.equal(server.child.exitCode, null, 'the service still runs')
+  t.equal((await deliveryLog(server, healthy.id))[0].status, 'delivered', 'the other subscription was delivered')
+  t.equal((await server.request('POST', '/plants', { body: { id: 2, name: 'Ivy' } })).statusCode, 200, 'and creates go on')
+  await receiver.waitFor(2)
 })
 
 t.test('logs: one warning per failed attempt naming the webhook, the delivery and the status; nothing per success; no token', async (t) => {

@@ -206,6 +206,9 @@ export class Dispatcher {
   #start (subscription: Subscribed, delivery: DueDelivery): void {
     this.#inFlight.set(subscription.id, (this.#inFlight.get(subscription.id) ?? 0) + 1)
     const attempt = this.#attempt(subscription, delivery, () => this.#freeSlot(subscription))
+      // An attempt that throws is a bug: logged, and its delivery is attempted again once its
+      // lease expires. Unhandled, it ended the process, and every restart's.
+      .catch((err: unknown) => { this.#log.error({ err, webhook: subscription.id, delivery: delivery.id }, 'webhooks: an attempt failed unexpectedly; the delivery will be attempted again') })
       .finally(() => this.#attempts.delete(attempt))
     this.#attempts.add(attempt)
   }

@@ -71,11 +71,14 @@ export class Sender {
   }
 
   async send ({ url, key, id, payload }: Attempt): Promise<AttemptResult> {
-    const target = new URL(url)
-    const host = target.hostname.replace(/^\[(.*)\]$/, '$1')
+    let target: URL
     try {
+      // Parsed again: a URL in the store that no longer parses (written there by hand)
+      // is that subscription's failure, never the process's.
+      target = new URL(url)
       // Checked again: the service may have been started since with a stricter policy.
       this.#policy.allowProtocol(target.protocol)
+      const host = target.hostname.replace(/^\[(.*)\]$/, '$1')
       if (isIP(host) !== 0) this.#policy.allow(host)
     } catch (err) {
       return { delivered: false, error: this.#describe(err) }
