@@ -1,5 +1,7 @@
-// First: a Node too old to run the service is refused before anything else loads.
+// First: a Node too old to run the service is refused before anything else loads, and
+// then SIGHUP no longer ends the process.
 import './supported-node.js'
+import { onReload } from './reload-signal.js'
 import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
@@ -38,7 +40,7 @@ closeWithGrace({
 })
 
 // SIGHUP, as daemons reread their configuration: the tokens file, without a restart.
-process.on('SIGHUP', () => { app.reloadTokens() })
+onReload(() => { app.reloadTokens() })
 
 try {
   await app.ready()

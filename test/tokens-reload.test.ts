@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { assertError, AUTH, testApp } from './helpers/app.js'
@@ -115,6 +116,45 @@ t.test('a request authenticated before a reload goes on even if the reload remov
   const { text } = await answer
   t.match(text, /^HTTP\/1\.1 200 /, 'the request in flight is answered as its token allowed when it arrived')
   t.match(text, /\{"name":"Basil"\}$/)
+})
+
+/** Whether the process catches SIGHUP: bit 0 of the caught-signal mask Linux shows in /proc. */
+function catchesSighup (pid: number): boolean {
+  try {
+    const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+    return mask !== undefined && (BigInt(`0x${mask}`) & 1n) === 1n
+  } catch {
+    return false // gone
+  }
+}
+
+t.test('SIGHUPs while the service starts neither kill it nor are lost', async (t) => {
+  const file = writeTokens(`${t.testdir()}/tokens.json`, [keeper])
+  let sent = 0
+  let started = false
+  const server = await startServer(t, { API_TOKENS_FILE: file }, {
+    spawned: (child) => {
+      void (async () => {
+        // From the moment the process catches SIGHUP, one every 10 ms until it listens:
+        // they land while it loads its modules, opens its store and builds its routes.
+        while (!catchesSighup(child.pid!)) {
+          if (child.exitCode !== null) return
+          await sleep(1)
+        }
+        writeTokens(file, [keeper, newcomer])
+        while (!started && child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGHUP')
+          sent++
+          await sleep(10)
+        }
+      })()
+    }
+  })
+  started = true
+  t.ok(sent >= 10, `${sent} SIGHUPs came while it started`)
+  t.equal((await server.request('GET', '/plants', { token: newcomer.value })).statusCode, 200, 'the file written while it started is in force')
+  t.equal((await server.request('GET', '/plants', { token: keeper.value })).statusCode, 200)
+  t.equal(server.child.exitCode, null, 'and it runs')
 })
 
 t.test('SIGHUP without a tokens file keeps the service and its tokens', async (t) => {

@@ -82,6 +82,8 @@ export interface ProcessOptions {
    * its own (root, as CI has): the name servers it resolves through.
    */
   resolvConf?: string
+  /** Called with the process as soon as it is spawned, before it listens. */
+  spawned?: (child: ChildProcess) => void
 }
 
 /** src/server.ts as a process, with the same TypeScript loader tap gave this test. */
@@ -108,6 +110,7 @@ function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions, { openFiles,
 export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}, options: ProcessOptions = {}): Promise<RunningServer> {
   const child = spawnService({ LOG_LEVEL: 'info', ...env }, ['ignore', 'pipe', 'pipe'], options)
   const exited = once(child, 'exit').then(([code]) => code as number | null)
+  options.spawned?.(child)
   t.teardown(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return
     // A graceful stop lets the child write its coverage; a stuck one is killed.
