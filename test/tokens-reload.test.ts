@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
@@ -130,27 +131,27 @@ function catchesSighup (pid: number): boolean {
 
 t.test('SIGHUPs while the service starts neither kill it nor are lost', async (t) => {
   const file = writeTokens(`${t.testdir()}/tokens.json`, [keeper])
-  let sent = 0
-  let started = false
-  const server = await startServer(t, { API_TOKENS_FILE: file }, {
-    spawned: (child) => {
-      void (async () => {
-        // From the moment the process catches SIGHUP, one every 10 ms until it listens:
-        // they land while it loads its modules, opens its store and builds its routes.
-        while (!catchesSighup(child.pid!)) {
-          if (child.exitCode !== null) return
-          await sleep(1)
-        }
-        writeTokens(file, [keeper, newcomer])
-        while (!started && child.exitCode === null && child.signalCode === null) {
-          child.kill('SIGHUP')
-          sent++
-          await sleep(10)
-        }
-      })()
+  const started = new AbortController()
+  // From the moment the process catches SIGHUP, one every 10 ms until it listens: they
+  // land while it loads its modules, opens its store and builds its routes.
+  const storm = async (child: ChildProcess): Promise<number> => {
+    while (!catchesSighup(child.pid!)) {
+      if (child.exitCode !== null) return 0
+      await sleep(1)
     }
-  })
-  started = true
+    writeTokens(file, [keeper, newcomer])
+    let sent = 0
+    while (!started.signal.aborted && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGHUP')
+      sent++
+      await sleep(10)
+    }
+    return sent
+  }
+  let sending: Promise<number> = Promise.resolve(0)
+  const server = await startServer(t, { API_TOKENS_FILE: file }, { spawned: (child) => { sending = storm(child) } })
+  started.abort()
+  const sent = await sending
   t.ok(sent >= 10, `${sent} SIGHUPs came while it started`)
   t.equal((await server.request('GET', '/plants', { token: newcomer.value })).statusCode, 200, 'the file written while it started is in force')
   t.equal((await server.request('GET', '/plants', { token: keeper.value })).statusCode, 200)

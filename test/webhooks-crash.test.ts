@@ -181,8 +181,8 @@ t.test('a subscription whose stored URL does not parse fails its attempts, recor
   // operator, a restored backup, a future version's row), while the service runs.
   const broken = { id: `wh_${'0'.repeat(32)}` }
   const db = new Database(env.DATABASE_URL!.slice('sqlite:'.length))
-  db.prepare(`INSERT INTO webhooks (id, url, secret, created_at) SELECT ?, 'not a url', secret, created_at FROM webhooks WHERE id = ?`)
-    .run(broken.id, healthy.id)
+  db.prepare('INSERT INTO webhooks (id, url, secret, created_at) SELECT ?, ?, secret, created_at FROM webhooks WHERE id = ?')
+    .run(broken.id, 'not a url', healthy.id)
   db.close()
   t.equal((await server.request('POST', '/plants', { body: { id: 1, name: 'Fern' } })).statusCode, 200)
   await receiver.waitFor(1)
