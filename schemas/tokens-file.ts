@@ -30,5 +30,8 @@ export const TokenEntry = Type.Object({
 
 export type TokenEntry = Static<typeof TokenEntry>
 
+/** The most entries a tokens file may hold: every request's token is compared with each. */
+export const MAX_TOKENS = 1000
+
 /** API_TOKENS_FILE: a JSON array of entries, each a token known by its hash only. */
-export const TokensFile = Type.Array(TokenEntry)
+export const TokensFile = Type.Array(TokenEntry, { maxItems: MAX_TOKENS })

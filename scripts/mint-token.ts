@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { existsSync, renameSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import type { TokenEntry } from '../schemas/tokens-file.js'
-import { checkEntries, readEntries } from '../src/tokens/file.js'
+import { checkEntries, namedMoment, readEntries } from '../src/tokens/file.js'
 import { hashToken } from '../src/tokens/registry.js'
 
 // `npm run token -- --name importer --scopes plants:write [--expires 2027-01-01] [--file tokens.json]`:
@@ -19,10 +19,10 @@ function fail (message: string, usage = true): never {
 }
 
 function expiry (text: string): string {
-  const at = new Date(text)
-  if (!EXPIRES.test(text) || Number.isNaN(at.getTime())) fail(`--expires must be a date such as 2027-01-01 or an RFC 3339 date-time; got ${JSON.stringify(text)}`)
-  if (at.getTime() <= Date.now()) fail(`--expires ${text} is not in the future`)
-  return at.toISOString()
+  const at = EXPIRES.test(text) ? namedMoment(text) : undefined
+  if (at === undefined) fail(`--expires must be a date such as 2027-01-01 or an RFC 3339 date-time; got ${JSON.stringify(text)}`)
+  if (at <= Date.now()) fail(`--expires ${text} is not in the future`)
+  return new Date(at).toISOString()
 }
 
 let options

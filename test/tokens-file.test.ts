@@ -1,9 +1,13 @@
+import { execFile } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
 import t from 'tap'
 import { ConfigError, loadConfig } from '../src/config.js'
 import { assertError, testApp } from './helpers/app.js'
 import { failedStart } from './helpers/server.js'
 import { entryOf, testToken, writeTokens } from './helpers/tokens.js'
+
+const execFileAsync = promisify(execFile)
 
 const reader = testToken('dashboard', ['plants:read'])
 const writer = testToken('importer', ['plants:write'])
@@ -63,6 +67,11 @@ t.test('a tokens file that cannot be used stops the start, naming the file and t
     ['a misspelt field', [{ ...good, expires: '2030-01-01T00:00:00Z' }], /entry 1 \("dashboard"\): "expires" is not a field of an entry \(name, sha256, scopes, expiresAt\)/],
     ['a date without a time', [{ ...good, expiresAt: '2030-01-01' }], /entry 1 \("dashboard"\): expiresAt must be an RFC 3339 date-time/],
     ['a date that is none', [{ ...good, expiresAt: '2030-13-01T00:00:00Z' }], /entry 1 \("dashboard"\): expiresAt must be an RFC 3339 date-time/],
+    // Date.parse rolls these forward (to March 2nd, to the next midnight): the token would outlive its expiry.
+    ['February 30th', [{ ...good, expiresAt: '2027-02-30T00:00:00Z' }], /entry 1 \("dashboard"\): expiresAt must be an RFC 3339 date-time/],
+    ['hour 24', [{ ...good, expiresAt: '2027-01-01T24:00:00+02:00' }], /entry 1 \("dashboard"\): expiresAt must be an RFC 3339 date-time/],
+    ['more entries than 1,000', Array.from({ length: 1001 }, (_, i) => ({ ...good, name: `t${i}` })), /tokens\.json: holds 1001 entries, more than 1000$/],
+    ['more than 1 MiB', `[${' '.repeat(1024 * 1024)}]`, /tokens\.json is larger than 1048576 bytes: a tokens file holds at most 1000 entries$/],
     ['a name with a space', [{ ...good, name: 'the dashboard' }], /entry 1 \("the dashboard"\): name must be 1 to 64 letters, digits/],
     ['an empty name', [{ ...good, name: '' }], /entry 1 \(""\): name must be 1 to 64/]
   ]
@@ -71,6 +80,13 @@ t.test('a tokens file that cannot be used stops the start, naming the file and t
     t.throws(() => loadConfig({ API_TOKENS_FILE: file }), { message: new RegExp(`^API_TOKENS_FILE .*${message.source}`) }, what)
   }
   t.throws(() => loadConfig({ API_TOKENS_FILE: `${dir}/none.json` }), { message: /^API_TOKENS_FILE .*none\.json cannot be read: ENOENT/ })
+  // Read whole, a named pipe nobody writes to held the start forever, and /dev/zero took gigabytes.
+  await execFileAsync('mkfifo', [`${dir}/pipe`])
+  for (const file of [`${dir}/pipe`, '/dev/zero', dir]) {
+    t.throws(() => loadConfig({ API_TOKENS_FILE: file }), { message: `API_TOKENS_FILE ${file} is not a regular file: a tokens file is read again on SIGHUP, which a pipe or a device cannot be` })
+  }
+  t.equal(loadConfig({ API_TOKENS_FILE: writeTokens(`${dir}/tokens.json`, [{ ...reader, expiresAt: '2028-02-29T23:59:59-12:00' }]) }).tokens[0].expiresAt?.toISOString(),
+    '2028-03-01T11:59:59.000Z', 'a leap day, and an offset, are read exactly')
 })
 
 t.test('API_TOKENS together with API_TOKENS_FILE stops the start', async (t) => {

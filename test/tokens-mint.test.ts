@@ -72,6 +72,7 @@ t.test('the mint command refuses what the service would refuse, prints no token,
     [['--name', 'two words', '--scopes', 'plants:read'], /entry 1 \("two words"\): name must be 1 to 64 letters/],
     [['--name', 'x', '--scopes', 'plants:read', '--expires', 'soon'], /--expires must be a date such as 2027-01-01 or an RFC 3339 date-time; got "soon"/],
     [['--name', 'x', '--scopes', 'plants:read', '--expires', '2020-01-01'], /--expires 2020-01-01 is not in the future/],
+    [['--name', 'x', '--scopes', 'plants:read', '--expires', '2099-02-30'], /--expires must be a date such as 2027-01-01 or an RFC 3339 date-time; got "2099-02-30"/],
     [['--name', 'importer', '--scopes', 'plants:read', '--file', file], new RegExp(`${file}: entry 2 \\("importer"\\): the name is already that of entry 1`)]
   ]
   const results = await Promise.all(cases.map(async ([args]) => await mint(...args)))

@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { readFileSync, rmSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { assertError, AUTH, testApp } from './helpers/app.js'
@@ -156,6 +157,21 @@ t.test('SIGHUPs while the service starts neither kill it nor are lost', async (t
   t.equal((await server.request('GET', '/plants', { token: newcomer.value })).statusCode, 200, 'the file written while it started is in force')
   t.equal((await server.request('GET', '/plants', { token: keeper.value })).statusCode, 200)
   t.equal(server.child.exitCode, null, 'and it runs')
+})
+
+t.test('SIGHUP with the tokens file turned into a named pipe nobody writes to: refused at once, the service answers meanwhile', async (t) => {
+  const dir = t.testdir()
+  const file = writeTokens(`${dir}/tokens.json`, [keeper])
+  const server = await startServer(t, { API_TOKENS_FILE: file })
+  // Read whole, the pipe held the event loop (and SIGTERM with it) until someone wrote to it.
+  rmSync(file)
+  execFileSync('mkfifo', [file])
+  server.child.kill('SIGHUP')
+  const line = JSON.parse(await waitForLine(server.stdout, /API_TOKENS_FILE not reloaded/))
+  t.match(line.err.message, 'is not a regular file', 'logged with the reason')
+  const health = await Promise.race([server.request('GET', '/health'), sleep(2000).then(() => undefined)])
+  t.equal(health?.statusCode, 200, 'and the service answers')
+  t.equal((await server.request('GET', '/plants', { token: keeper.value })).statusCode, 200, 'with the tokens it had')
 })
 
 t.test('SIGHUP without a tokens file keeps the service and its tokens', async (t) => {

@@ -1,9 +1,14 @@
-import { readFileSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
-import { TokenEntry, TokensFile } from '../../schemas/tokens-file.js'
+import { MAX_TOKENS, TokenEntry, TokensFile } from '../../schemas/tokens-file.js'
 import type { Token } from './registry.js'
+
+// An entry takes about 200 bytes: a file of MAX_TOKENS entries, generously spaced, fits.
+// The file is read on the event loop, at start and on SIGHUP: a larger one is refused
+// unread.
+const MAX_FILE_BYTES = 1024 * 1024
 
 /** Tokens that cannot be used: the message names the entry by number and name, and the file when one was read. */
 export class TokensFileError extends Error {}
@@ -13,7 +18,7 @@ const fields: Record<string, TSchema> = TokenEntry.properties
 
 /**
  * API_TOKENS_FILE as the tokens it grants. Synchronous: it is read at start and on
- * SIGHUP only, and holds a few entries.
+ * SIGHUP only, and holds at most MAX_TOKENS entries in MAX_FILE_BYTES.
  */
 export function loadTokensFile (file: string): Token[] {
   return readEntries(file).map(({ name, sha256, scopes, expiresAt }) => ({
@@ -28,9 +33,9 @@ export function loadTokensFile (file: string): Token[] {
 export function readEntries (file: string): TokenEntry[] {
   let text: string
   try {
-    text = readFileSync(file, 'utf8')
+    text = readBounded(file)
   } catch (err) {
-    throw new TokensFileError(`${file} cannot be read: ${(err as Error).message}`)
+    throw err instanceof TokensFileError ? err : new TokensFileError(`${file} cannot be read: ${(err as Error).message}`)
   }
   let value: unknown
   try {
@@ -46,10 +51,33 @@ export function readEntries (file: string): TokenEntry[] {
 }
 
 /**
- * The entries, once they have the schema's shape, name real moments, and repeat no
- * name or hash (a hash twice would make one token two entries with different scopes).
+ * The file's text, if it is a regular file of at most MAX_FILE_BYTES. Read whole, a named
+ * pipe nobody wrote to held the event loop until someone did, and /dev/zero took
+ * gigabytes: opened without waiting (O_NONBLOCK, which a regular file ignores), anything
+ * but a regular file is refused, and reading stops past the bound, should the file grow
+ * meanwhile.
+ */
+function readBounded (file: string): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
+  try {
+    if (!fstatSync(fd).isFile()) throw new TokensFileError(`${file} is not a regular file: a tokens file is read again on SIGHUP, which a pipe or a device cannot be`)
+    const buffer = Buffer.alloc(MAX_FILE_BYTES + 1)
+    let length = 0
+    for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null)
+    if (length > MAX_FILE_BYTES) throw new TokensFileError(`${file} is larger than ${MAX_FILE_BYTES} bytes: a tokens file holds at most ${MAX_TOKENS} entries`)
+    return buffer.toString('utf8', 0, length)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * The entries, once they have the schema's shape, are at most MAX_TOKENS (each request
+ * compares its token with every one), name real moments, and repeat no name or hash (a
+ * hash twice would make one token two entries with different scopes).
  */
 export function checkEntries (value: unknown): TokenEntry[] {
+  if (Array.isArray(value) && value.length > MAX_TOKENS) throw new TokensFileError(`holds ${value.length} entries, more than ${MAX_TOKENS}`)
   const error = checker.Errors(value).First()
   if (error !== undefined) {
     const [, index, field] = error.path.split('/')
@@ -60,7 +88,7 @@ export function checkEntries (value: unknown): TokenEntry[] {
   const names = new Map<string, number>()
   const hashes = new Map<string, number>()
   entries.forEach(({ name, sha256, expiresAt }, i) => {
-    if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) throw refusal(entries, i, problem('expiresAt'))
+    if (expiresAt !== undefined && namedMoment(expiresAt) === undefined) throw refusal(entries, i, problem('expiresAt'))
     const sameName = names.get(name)
     if (sameName !== undefined) throw refusal(entries, i, `the name is already that of entry ${sameName + 1}`)
     const sameHash = hashes.get(sha256.toLowerCase())
@@ -82,4 +110,20 @@ function refusal (entries: unknown, index: number, message: string): TokensFileE
   const name = (entries as Array<{ name?: unknown }>)[index]?.name
   const named = typeof name === 'string' ? ` (${JSON.stringify(name.slice(0, 64))})` : ''
   return new TokensFileError(`entry ${index + 1}${named}: ${message}`)
+}
+
+/**
+ * The moment a date (`2027-01-01`, midnight UTC) or an RFC 3339 date-time names, in
+ * milliseconds; undefined for one that names none. Date.parse reads 2027-02-30 as March
+ * 2nd and 24:00 as the next day's midnight: a token would outlive its expiry by days.
+ */
+export function namedMoment (text: string): number | undefined {
+  const parts = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2}))?/.exec(text)
+  const at = Date.parse(text)
+  if (parts === null || Number.isNaN(at)) return undefined
+  const [year, month, day, hour = 0, minute = 0, second = 0] = parts.slice(1).map((part) => part === undefined ? undefined : Number(part))
+  const read = new Date(Date.UTC(year!, month! - 1, day, hour, minute, second))
+  const same = read.getUTCFullYear() === year && read.getUTCMonth() === month! - 1 && read.getUTCDate() === day &&
+    read.getUTCHours() === hour && read.getUTCMinutes() === minute && read.getUTCSeconds() === second
+  return same ? at : undefined
 }
