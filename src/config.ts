@@ -133,17 +133,34 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
  * and booleans read from their text). An empty variable counts as unset, and a refusal
  * names the variable, what it must be and what it was.
  */
+// Numbers are written in decimal digits. Ajv's coercion read "Infinity" and "1e400" as
+// Infinity, which passes its bounds (a grace of Infinity ms fired at once), " " as 0
+// (the rate limit off), and "0x10" as 16.
+const NUMERALS: Record<string, RegExp> = { integer: /^-?\d{1,20}$/, number: /^-?\d{1,20}(\.\d{1,20})?$/ }
+// A refusal quotes at most this much of the value.
+const MAX_QUOTED = 100
+
 function validated (env: NodeJS.ProcessEnv): Env {
   const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
+  const properties: Record<string, TSchema> = Env.properties
+  for (const [name, value] of Object.entries(given)) {
+    const numeral = NUMERALS[properties[name]?.type as string]
+    if (numeral !== undefined && !numeral.test(value!)) throw refusal(name, properties[name], value!)
+  }
   try {
     return envSchema<Env>({ schema: structuredClone(Env), data: given, env: false })
   } catch (err) {
     const [first] = (err as { errors?: Array<{ instancePath: string }> }).errors ?? []
     const name = first?.instancePath.slice(1)
-    const property: TSchema | undefined = Env.properties[name as keyof Env]
+    const property: TSchema | undefined = properties[name]
     if (property === undefined) throw err
-    throw new ConfigError(`${name} must be ${expected(property)}; got ${JSON.stringify(env[name])}`)
+    throw refusal(name, property, env[name] ?? '')
   }
+}
+
+function refusal (name: string, property: TSchema, value: string): ConfigError {
+  const quoted = JSON.stringify(value.length > MAX_QUOTED ? `${value.slice(0, MAX_QUOTED)}…` : value)
+  return new ConfigError(`${name} must be ${expected(property)}; got ${quoted}`)
 }
 
 function expected (schema: TSchema): string {

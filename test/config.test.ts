@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
+import fc from 'fast-check'
 import t from 'tap'
+import type { TSchema } from '@sinclair/typebox'
 import { Env } from '../schemas/env.js'
 import { ConfigError, loadConfig } from '../src/config.js'
+import { fuzzSettings } from './helpers/fuzz.js'
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
 
@@ -57,5 +60,38 @@ t.test('each variable is read with its default, and a bad value names the variab
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), new ConfigError(message), JSON.stringify(env))
+  }
+})
+
+t.test('a numeric variable is taken only as decimal digits within its bounds; any other value stops the start, naming it (property)', async (t) => {
+  const { seed, numRuns } = fuzzSettings(1000)
+  const properties: Record<string, TSchema> = Env.properties
+  const numeric = Object.keys(properties).filter((name) => properties[name].type === 'integer' || properties[name].type === 'number')
+  // What Ajv's coercion used to take: Infinity past every bound, blanks as 0, other bases and exponents.
+  const tricky = fc.constantFrom('Infinity', '-Infinity', '+Infinity', '1e400', '-1e400', ' ', '\t', '\n', '0x10', '0b101', '0o17', '1e3',
+    ' 80', '80 ', '+80', '80.0', '.5', '5.', 'NaN', '٣', '１', '1_000', '00080', '-0', '9'.repeat(25))
+  const value = fc.oneof(tricky, fc.string({ maxLength: 12 }), fc.integer({ min: -2, max: 2_000_000 }).map(String),
+    fc.double({ noNaN: true }).map(String), fc.nat(200).map((n) => `${n}.${n % 10}`))
+  const property = fc.property(fc.constantFrom(...numeric), value, (name, text) => {
+    const schema = properties[name]
+    const decimal = (schema.type === 'integer' ? /^-?\d{1,20}$/ : /^-?\d{1,20}(\.\d{1,20})?$/).test(text)
+    const inBounds = decimal && Number(text) >= schema.minimum && Number(text) <= schema.maximum
+    let config
+    try {
+      config = loadConfig({ API_TOKENS: 'a-token-of-sixteen-chars', [name]: text })
+    } catch (err) {
+      // Within its bounds, a value may still break a rule that relates it to another
+      // variable's (a request's deadline against its headers').
+      const named = err instanceof ConfigError && (inBounds ? err.message.includes(name) : err.message.startsWith(`${name} must be `))
+      if (!named) throw new Error(`${name}=${JSON.stringify(text)}: ${String(err)}`)
+      return
+    }
+    if (text !== '' && !inBounds) throw new Error(`${name}=${JSON.stringify(text)} taken (port ${config.port})`)
+  })
+  try {
+    fc.assert(property, { seed, numRuns })
+    t.pass(`${numRuns} generated values (FUZZ_SEED=${seed})`)
+  } catch (err) {
+    t.fail(`FUZZ_SEED=${seed} FUZZ_RUNS=${numRuns}: ${(err as Error).message}`)
   }
 })
