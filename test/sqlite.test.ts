@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { rmSync } from 'node:fs'
 import { open, writeFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
@@ -213,6 +214,23 @@ t.test('a read that meets a damaged page of the file answers 503, and the servic
   t.equal((await server.request('GET', '/health')).statusCode, 200)
   await logsArrived()
   t.ok(server.stdout.some((line) => line.includes('malformed')), 'the cause is logged')
+})
+
+t.test('a database file deleted or replaced while the service runs: nothing more is acknowledged, readiness says so, reads go on', async (t) => {
+  for (const how of ['deleted', 'replaced by another file']) {
+    const file = `${t.testdir()}/${how.split(' ')[0]}.db`
+    const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${file}` })
+    t.equal((await server.request('POST', '/plants', { body: { id: 1, name: 'Fern' } })).statusCode, 200)
+    // As a deploy that replaces the release's directory, or a cleanup, would do it. Before,
+    // every create went on answering 200, into a file no one would open again.
+    for (const part of ['', '-wal', '-shm']) rmSync(`${file}${part}`)
+    if (how !== 'deleted') new Database(file).close()
+    assertError(t, await server.request('POST', '/plants', { body: { id: 2, name: 'Ivy' } }), 503, 'store_unavailable')
+    assertError(t, await server.request('GET', '/health/ready'), 503, 'not_ready')
+    t.equal((await server.request('GET', '/plants/1')).statusCode, 200, `${how}: what it holds is still read`)
+    const line = JSON.parse(await waitForLine(server.stdout, /the SQLite store takes no writes/))
+    t.match(line.err.message, `the database file ${file} was ${how} while the service ran`)
+  }
 })
 
 t.test('reads share a transaction only within their event-loop turn: the next read sees what another connection committed meanwhile', async (t) => {

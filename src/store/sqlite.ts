@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { codeOf, PlantRejected } from './errors.js'
+import { FileIdentity } from './file-identity.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
 import { migrate } from './sqlite-schema.js'
@@ -41,6 +42,8 @@ export class SqliteStore implements PlantStore {
   readonly #writes: GroupCommit<Write, unknown>
   /** None for a database in memory, which has no disk to wait for. */
   readonly #wal: WalSync | undefined
+  /** None for a database in memory, which has no file to lose. */
+  readonly #file: FileIdentity | undefined
   /** The read transaction this event-loop turn's reads share is open. */
   #reading = false
 
@@ -63,6 +66,7 @@ export class SqliteStore implements PlantStore {
       this.#db.defaultSafeIntegers(true)
       migrate(this.#db)
       this.#wal = path === ':memory:' ? undefined : new WalSync(path)
+      this.#file = path === ':memory:' ? undefined : new FileIdentity(path)
     } catch (err) {
       this.#db.close()
       throw err
@@ -94,6 +98,7 @@ export class SqliteStore implements PlantStore {
           this.#endReads()
           // Inside another transaction, a batch would only be a savepoint, committed with it.
           if (this.#db.inTransaction) throw new Error('a transaction is open where a batch begins')
+          this.#stillTheFile()
           results = this.#run(() => transaction.immediate(writes), true)
         } catch (err) {
           this.webhooks.rolledBack()
@@ -106,6 +111,8 @@ export class SqliteStore implements PlantStore {
         // answered after a later sync.
         this.webhooks.committed()
         await this.#durable(synced)
+        // Lost while the batch was written: on disk, but in a file no one will open again.
+        this.#stillTheFile()
         return results
       },
       sizeOf: (write) => write.bytes,
@@ -147,6 +154,7 @@ export class SqliteStore implements PlantStore {
 
   async ping (): Promise<void> {
     this.#run(() => this.#statements.ping.get())
+    this.#stillTheFile()
   }
 
   async close (): Promise<void> {
@@ -196,6 +204,18 @@ export class SqliteStore implements PlantStore {
       // damaged file has ended it already, and a ROLLBACK would throw: from the turn's
       // end, where nothing catches it, that killed the process at every damaged read.
       if (this.#db.inTransaction) this.#statements.abandonReads.run()
+    }
+  }
+
+  /**
+   * A file deleted or replaced under the store takes no writes, until a restart opens
+   * the one the path names: reads of what it holds go on.
+   */
+  #stillTheFile (): void {
+    try {
+      this.#file?.check()
+    } catch (err) {
+      throw this.#outage.fail(err, true)
     }
   }
 
