@@ -265,6 +265,13 @@ t.test('headers over the limit and garbage get the Error shape too', async (t) =
   const { text: garbage } = await server.send(['NOT HTTP AT ALL\r\n\r\n'])
   t.match(garbage, /^HTTP\/1.1 400/)
   t.match(garbage, /\{"error":400,"message":"the request is not valid HTTP","code":"invalid_request"\}$/)
+  const { text: connect } = await server.send(['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'])
+  // Written straight to the socket, they carry what every answer does all the same.
+  for (const answer of [huge, garbage, connect]) {
+    t.match(answer, /\r\nx-request-id: [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\r\n/, 'a fresh request id')
+    t.match(answer, /\r\nx-content-type-options: nosniff\r\n/)
+    t.match(answer, /\r\ncontent-security-policy: default-src 'none'; frame-ancestors 'none'\r\n/)
+  }
 })
 
 t.test('bytes that are not HTTP after whole requests: those requests are answered first, then the 400, then the connection closes', async (t) => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
@@ -5,7 +6,7 @@ import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidatio
 import { ERROR_CODES, type ErrorBody, type ErrorCode, type ErrorDetail } from '../../schemas/error.js'
 import { MethodNotAllowed, PlantRejected, RouteNotFound, StoreBusy, StoreUnavailable, withHeaders } from './errors.js'
 import type { RouteMethods } from './route-methods.js'
-import { setAnswerHeaders } from './answer-headers.js'
+import { apiSecurityHeaders, setAnswerHeaders } from './answer-headers.js'
 import * as store from '../store/errors.js'
 
 // No answer reflects more of the client's input than this many characters.
@@ -161,6 +162,10 @@ export function connectHandler (request: IncomingMessage, socket: Duplex): void 
 // after it wait in Node's queue, and each takes the field in turn.
 type AnsweringSocket = Duplex & { _httpMessage?: ServerResponse | null }
 
+// An answer written straight to a connection carries what every answer does: the security
+// headers, and a request id (a fresh one: there was no request to take one from).
+const DIRECT_HEADERS = Object.entries(apiSecurityHeaders).map(([name, value]) => `${name}: ${value}\r\n`).join('')
+
 // Connections being refused: the parser reports its error again for every packet that
 // follows, and each must not write another answer.
 const refusing = new WeakSet<Duplex>()
@@ -184,8 +189,8 @@ function answerAndClose (socket: AnsweringSocket, code: ErrorCode, message: stri
     if (socket.writable && current?.headersSent !== true) {
       const status = ERROR_CODES[code].status
       const body = JSON.stringify(errorBody(code, message))
-      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+      socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${DIRECT_HEADERS}x-request-id: ${randomUUID()}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
     }
     socket.destroy()
   }
