@@ -307,6 +307,15 @@ t.test('requests Node would answer itself, outside Fastify, get the Error shape 
     t.match(text, /^HTTP\/1.1 400 /, `HTTP/1.1 without Host, ${name}: 400`)
     t.match(text, /\{"error":400,"message":"an HTTP\/1.1 request needs a Host header","code":"invalid_request"\}$/)
   }
+  // Node took two Host headers (keeping the first) and any value at all; RFC 9112 (3.2) has them 400 too.
+  for (const hosts of [['a', 'b'], ['user:pw@evil.example'], ['[::1'], ['a b'], ['x'.repeat(1001)]]) {
+    const { text } = await server.send([`GET /health HTTP/1.1\r\n${hosts.map((host) => `Host: ${host}\r\n`).join('')}\r\n`], { until: done })
+    t.match(text, /\{"error":400,"message":"the request needs exactly one Host header, a host and an optional port \(example.com:8080\)","code":"invalid_request"\}$/, `Host: ${hosts.join(', ').slice(0, 40)}`)
+  }
+  for (const host of ['example.com:8080', '[::1]:3000', '127.0.0.1', '', 'xn--bcher-kva.example']) {
+    const { text } = await server.send([`GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`], { until: done })
+    t.match(text, /^HTTP\/1.1 200 /, `Host: ${host}`)
+  }
   const { text: old } = await server.send([`GET /plants?limit=1 HTTP/1.0\r\n${auth}\r\n`])
   t.match(old, /^HTTP\/1.1 200 .*\r\n\r\n\[\]$/s, 'HTTP/1.0 needs no Host')
   // Node answered 417 with no body; RFC 9110 lets a server ignore an expectation it does not know.
