@@ -301,6 +301,75 @@ t.test('a receiver that never accepts the connection: the attempt fails at its d
   t.ok(ms < 5000, `recorded after ${ms} ms`)
 })
 
+/**
+ * A receiver on raw sockets, for answers no HTTP server would give: `answer` is called
+ * with each connection once a request has arrived on it. Counts the connections open at
+ * once, at most.
+ */
+async function rawReceiver (t: Test, answer: (socket: Socket) => void): Promise<{ url: string, mostOpen: () => number }> {
+  const sockets = new Set<Socket>()
+  let most = 0
+  const listener = createNetServer((socket) => {
+    sockets.add(socket)
+    most = Math.max(most, sockets.size)
+    socket.on('error', () => {})
+    socket.on('close', () => sockets.delete(socket))
+    socket.once('data', () => answer(socket))
+  })
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve))
+  t.teardown(async () => {
+    for (const socket of sockets) socket.destroy()
+    await new Promise<void>((resolve) => listener.close(() => resolve()))
+  })
+  return { url: `http://127.0.0.1:${(listener.address() as AddressInfo).port}/hooks`, mostOpen: () => most }
+}
+
+/** Writes `chunk` for as long as the connection takes it. */
+function flood (socket: Socket, chunk: string): void {
+  const pump = (): void => { while (socket.writable && socket.write(chunk)); }
+  socket.on('drain', pump)
+  pump()
+}
+
+t.test('a receiver that answers 200 and then holds the body back holds no more of the service\'s connections than its attempts in flight', async (t) => {
+  // The slot was freed at the status: every next attempt opened a connection while the
+  // others waited for their bodies, until no file was left for the store (3,000 creates:
+  // 3,028 open files, against 64 attempts at a time).
+  const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY, WEBHOOK_CONCURRENCY: '4', WEBHOOK_TIMEOUT_MS: '300' })
+  const receiver = await rawReceiver(t, (socket) => { socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n') })
+  const sub = await subscribe(t, app, receiver.url)
+  for (let id = 1; id <= 24; id++) t.equal((await postPlant(app, { id, name: `p${id}` })).statusCode, 200)
+  const log = await logUntil(app, sub.id, (log) => settled(log, 24, 'delivered'), 15_000)
+  t.ok(settled(log, 24, 'delivered'), 'each delivered: the status decides, the body is only drained')
+  // Four attempts at a time, and the connections they end still closing as the next open.
+  t.ok(receiver.mostOpen() <= 8, `at most 8 connections open at once (${receiver.mostOpen()}), not one a delivery`)
+})
+
+t.test('a receiver that floods the service with what undici parses unseen fails its attempt at once, not at the deadline', async (t) => {
+  const app = await testApp(t, { ...PRIVATE, ...SLOW_RETRY, WEBHOOK_TIMEOUT_MS: '10000' })
+  const cases: Array<[string, (socket: Socket) => void, RegExp]> = [
+    // Each held a core for the attempt's whole 10 s, gigabytes of it.
+    ['interim answers without end', (socket) => { flood(socket, 'HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n'.repeat(100)) },
+      /^more than 8 interim \(1xx\) answers$/],
+    ['a reason phrase without end', (socket) => { socket.write('HTTP/1.1 200 '); flood(socket, 'R'.repeat(65536)) },
+      /^the receiver sent more than 1 MiB within 100 ms$/],
+    ['a chunk extension without end, after a 200', (socket) => { socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;'); flood(socket, 'e'.repeat(65536)) },
+      /^the receiver sent more than 1 MiB within 100 ms$/]
+  ]
+  let id = 0
+  for (const [what, answer, error] of cases) {
+    const receiver = await rawReceiver(t, answer)
+    const sub = await subscribe(t, app, receiver.url)
+    const started = Date.now()
+    await postPlant(app, { id: ++id, name: what })
+    const [attempt] = await logUntil(app, sub.id, (log) => log[0]?.attempts === 1)
+    const ms = Date.now() - started
+    t.match(attempt, { status: 'pending', lastError: error }, `${what}: failed, and retried later`)
+    t.ok(ms < 5000, `${what}: recorded after ${ms} ms, well before the 10 s deadline`)
+    t.equal((await app.inject({ method: 'DELETE', url: `/webhooks/${sub.id}`, headers: AUTH })).statusCode, 204)
+  }
+})
+
 t.test('a name that resolves to a private address at attempt time is refused before connecting (DNS rebinding)', async (t) => {
   // Counts every connection on its port: a TLS handshake would never reach an HTTP receiver's handler.
   const sockets: Socket[] = []

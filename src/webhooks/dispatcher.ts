@@ -229,9 +229,10 @@ export class Dispatcher {
 
   /**
    * Sends one delivery and records what came of it. The slot is freed once the
-   * receiver has answered, before the record: recording waits for a commit shared with
-   * the creates, and holding the slot through it would cap deliveries at `concurrency`
-   * a commit. The lease keeps the delivery from being claimed again meanwhile.
+   * receiver's answer is in (its connection free again), before the record: recording
+   * waits for a commit shared with the creates, and holding the slot through it would
+   * cap deliveries at `concurrency` a commit. The lease keeps the delivery from being
+   * claimed again meanwhile.
    */
   async #attempt (subscription: Subscribed, delivery: DueDelivery, sent: () => void): Promise<void> {
     const started = performance.now()

@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto'
 import { isIP } from 'node:net'
 import { Agent, buildConnector, type Dispatcher } from 'undici'
 import { AddressRefused, type AddressPolicy } from './address-policy.js'
+import { ReceiveBudget, ReceiveBudgetExceeded } from './receive-budget.js'
 import { sign } from './signature.js'
 
 export interface Attempt {
@@ -20,8 +21,16 @@ export interface AttemptResult {
 }
 
 // A receiver's answer is not read, only drained so the connection can be used again;
-// past this many bytes the connection is dropped instead.
+// past this many bytes, or chunks, the connection is dropped instead. A body of one-byte
+// chunks, each with a 60 KB extension, was 64 KiB after 3.9 GB.
 const MAX_ANSWER_BYTES = 64 * 1024
+const MAX_ANSWER_CHUNKS = 16
+// Interim answers (1xx) before the final one: a receiver repeating 103 Early Hints held a
+// core for the whole attempt.
+const MAX_INTERIM_ANSWERS = 8
+// However long a receiver asks for (Keep-Alive: timeout=…), an idle connection to it is
+// closed after this; undici would have kept it up to 10 minutes.
+const KEEP_ALIVE_MAX_MS = 10_000
 // What a failure is recorded as is a peer's words: bounded, and without control characters.
 const MAX_ERROR_LENGTH = 200
 
@@ -32,16 +41,19 @@ class TimedOut extends Error {}
  * timeout acknowledges it; anything else, a redirect included (never followed), does
  * not. Connections are kept alive and reused: undici takes about half the CPU of
  * `node:http` for an attempt, and its `dispatch` a quarter less again than its `request`,
- * which makes a stream and an abort signal of every answer (see AttemptHandler). Every
- * new connection is made only to an address the policy allows: a name is resolved
- * through the policy's lookup, an address written in the URL is checked before
- * connecting, and the address actually connected to is checked again before the request
- * is written.
+ * which makes a stream and an abort signal of every answer (see AttemptHandler). An
+ * attempt ends once its answer is drained (or dropped), so that it holds its connection
+ * until it can be used again: the attempts a subscription has in flight bound the
+ * connections it holds. Every new connection is made only to an address the policy
+ * allows: a name is resolved through the policy's lookup, an address written in the URL
+ * is checked before connecting, and the address actually connected to is checked again
+ * before the request is written.
  */
 export class Sender {
   readonly #policy: AddressPolicy
   readonly #timeoutMs: number
   readonly #agent: Agent
+  readonly #budget = new ReceiveBudget()
   #closed = false
 
   constructor (policy: AddressPolicy, timeoutMs: number) {
@@ -55,6 +67,7 @@ export class Sender {
       // holds up only its own attempt.
       connections: null,
       pipelining: 1,
+      keepAliveMaxTimeout: KEEP_ALIVE_MAX_MS,
       connect: (options, callback) => {
         connect(options, (err, socket) => {
           if (err !== null) return callback(err, null)
@@ -64,6 +77,7 @@ export class Sender {
             socket.destroy()
             return callback(refused as Error, null)
           }
+          this.#budget.watch(socket)
           callback(null, socket)
         })
       }
@@ -105,6 +119,7 @@ export class Sender {
   close (): void {
     this.#closed = true
     this.#agent.destroy().catch(() => {})
+    this.#budget.close()
   }
 
   #describe (err: unknown): string {
@@ -119,12 +134,15 @@ export class Sender {
 }
 
 /**
- * One attempt's side of undici's dispatch: the outcome is told once the status is
- * known, so that the attempt's slot is free again; the answer's body is then drained
- * (dropping the connection past MAX_ANSWER_BYTES), never read. The deadline covers
- * the status and draining the body. undici cannot be told to abort before it starts the
- * request: connecting has the connector's own timeout, the same one, and should the
- * deadline pass while a connection is being made, the attempt is aborted as it starts.
+ * One attempt's side of undici's dispatch: the status decides the outcome, which is told
+ * once the answer's body is drained (dropping the connection past MAX_ANSWER_BYTES or
+ * MAX_ANSWER_CHUNKS), never read. Told at the status, it freed the attempt's slot while
+ * its connection was still draining: the next attempt opened another, and a receiver that
+ * answered 200 and then sent its body slowly, or not at all, had the service open a
+ * connection for every delivery until no file was left. The deadline covers the status
+ * and draining the body. undici cannot be told to abort before it starts the request:
+ * connecting has the connector's own timeout, the same one, and should the deadline pass
+ * while a connection is being made, the attempt is aborted as it starts.
  */
 class AttemptHandler implements Dispatcher.DispatchHandler {
   readonly #resolve: (result: AttemptResult) => void
@@ -132,8 +150,11 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   readonly #timer: NodeJS.Timeout
   #controller: Dispatcher.DispatchController | undefined
   #timedOut = false
-  #answered = false
+  /** What the status said, told once the body is drained. */
+  #result: AttemptResult | undefined
+  #interim = 0
   #bytes = 0
+  #chunks = 0
 
   constructor (timeoutMs: number, resolve: (result: AttemptResult) => void, describe: (err: unknown) => string) {
     this.#resolve = resolve
@@ -149,25 +170,32 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
     if (this.#timedOut) controller.abort(new TimedOut())
   }
 
-  onResponseStart (_controller: Dispatcher.DispatchController, statusCode: number): void {
-    if (statusCode < 200) return // informational: the answer is still to come
-    this.#answered = true
+  onResponseStart (controller: Dispatcher.DispatchController, statusCode: number): void {
+    if (statusCode < 200) {
+      // Informational: the answer is still to come.
+      if (++this.#interim > MAX_INTERIM_ANSWERS) controller.abort(new Error(`more than ${MAX_INTERIM_ANSWERS} interim (1xx) answers`))
+      return
+    }
     const redirect = statusCode >= 300 && statusCode < 400
-    this.#resolve({ delivered: statusCode >= 200 && statusCode < 300, statusCode, ...redirect ? { error: 'redirects are not followed' } : {} })
+    this.#result = { delivered: statusCode >= 200 && statusCode < 300, statusCode, ...redirect ? { error: 'redirects are not followed' } : {} }
   }
 
   onResponseData (controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#bytes += chunk.length
-    if (this.#bytes > MAX_ANSWER_BYTES) controller.abort(new Error('the answer is too long'))
+    if (this.#bytes > MAX_ANSWER_BYTES || ++this.#chunks > MAX_ANSWER_CHUNKS) controller.abort(new Error('the answer is too long'))
   }
 
   onResponseEnd (): void {
     clearTimeout(this.#timer)
+    this.#resolve(this.#result!)
   }
 
   onResponseError (_controller: Dispatcher.DispatchController, err: Error): void {
     clearTimeout(this.#timer)
-    // After the status, a broken or oversized body only loses the connection.
-    if (!this.#answered) this.#resolve({ delivered: false, error: this.#describe(err) })
+    // After the status, a broken, oversized or late body only loses the connection; a
+    // flood fails the attempt whatever the status said, so that the breaker pauses the
+    // receiver rather than the service parsing its floods for every delivery.
+    const flood = err instanceof ReceiveBudgetExceeded
+    this.#resolve(this.#result !== undefined && !flood ? this.#result : { ...this.#result, delivered: false, error: this.#describe(err) })
   }
 }
