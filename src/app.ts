@@ -3,6 +3,7 @@ import { sharedSchemas } from '../schemas/index.js'
 import { secretsOf, type Config } from './config.js'
 import { clientErrorHandler, connectHandler, errorHandler, frameworkErrorHandler, notFoundHandler, refuseUnrouted } from './http/error-handler.js'
 import { requireHost } from './http/host-header.js'
+import { originForm, requireOriginForm } from './http/request-target.js'
 import { parseJsonBody } from './http/json-body.js'
 import { requestIdGenerator } from './http/request-id.js'
 import { RouteMethods } from './http/route-methods.js'
@@ -63,7 +64,8 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
     frameworkErrors: frameworkErrorHandler,
     // Closing is answered by the closing plugin, in the Error shape.
     return503OnClosing: false,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH }
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    rewriteUrl: originForm
   })
   // A connection is a file: past the cap, Node closes a new one as it accepts it.
   app.server.maxConnections = limits.maxConnections
@@ -99,6 +101,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   // Before refuseUnrouted: a preflight is answered first, and a 404 is readable by the page.
   if (config.corsOrigins.length > 0) await app.register(cors, { origins: config.corsOrigins })
   app.addHook('onRequest', requireHost)
+  app.addHook('onRequest', requireOriginForm)
   app.addHook('onRequest', refuseUnrouted(routes))
   await app.register(closing)
   await app.register(metrics)

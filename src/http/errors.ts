@@ -11,6 +11,7 @@ function failure (code: ErrorCode, message: string) {
 
 export const HostMissing = failure('invalid_request', 'an HTTP/1.1 request needs a Host header')
 export const HostInvalid = failure('invalid_request', 'the request needs exactly one Host header, a host and an optional port (example.com:8080)')
+export const TargetInvalid = failure('invalid_request', 'the request target must be a path such as /plants (or * for OPTIONS)')
 
 export const InvalidJson = failure('invalid_json', 'the body is not valid JSON: %s')
 

@@ -33,6 +33,9 @@ the token the service printed when it started (\`plant-store: … accepts the ge
 Each operation's security requirement names the one scope it needs: ${Object.entries(SCOPES).map(([scope, what]) => `\`${scope}\`, ${what}`).join('; ')}. \
 A token without that scope answers 403 with \`WWW-Authenticate: Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"\`.`
 
+const PREFIX = '/docs'
+const INDEX_FILE = `${PREFIX}/static/index.html`
+
 /**
  * Generates the OpenAPI document from the routes' schemas and serves it with
  * Swagger UI at /docs, under @fastify/helmet's security headers. A plugin with
@@ -81,7 +84,15 @@ async function docs (app: FastifyInstance): Promise<void> {
     // Swagger UI's pages, assets and document are fetched by every browser that opens them.
     pages.addHook('onRoute', (route) => { route.config = { ...route.config, quietLog: true } })
     await pages.register(helmet, { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })
-    await pages.register(swaggerUi, { routePrefix: '/docs' })
+    // Swagger UI sends its index file's address to the page itself, /docs/, but only
+    // when nothing follows the file's name: with a query or a trailing slash it sent the
+    // browser back to the same address, for ever. After helmet's hook: with its headers.
+    pages.addHook('onRequest', (request, reply, done) => {
+      const path = request.url.split('?', 1)[0]
+      if (path === INDEX_FILE || path === `${INDEX_FILE}/`) reply.redirect(`${PREFIX}/`)
+      else done()
+    })
+    await pages.register(swaggerUi, { routePrefix: PREFIX })
   })
 }
 
