@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { open, writeFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
@@ -87,6 +87,12 @@ t.test('a file the service cannot use stops the start with a clear message', asy
   newer.pragma('user_version = 99')
   newer.close()
   await t.rejects(start(`sqlite:${dir}/newer.db`), /schema version 99, newer than/)
+  // SQLite's own words named no file; a device got a journal beside it (/dev/null-journal).
+  await execFileAsync('mkfifo', [`${dir}/pipe`])
+  for (const path of [dir, `${dir}/pipe`]) {
+    await t.rejects(start(`sqlite:${path}`), { message: `DATABASE_URL sqlite:${path} cannot be used: it is not a regular file` })
+  }
+  t.equal(existsSync(`${dir}/pipe-journal`), false, 'nothing written beside it')
 })
 
 t.test('a locked database answers 503 to writes, logs it once while reads go on, and recovers by itself', async (t) => {

@@ -12,7 +12,14 @@ export type DatabaseConfig =
 export async function openStore (database: DatabaseConfig, context: StoreContext): Promise<PlantStore> {
   switch (database.engine) {
     case 'memory': return new SqliteStore(':memory:', context)
-    case 'sqlite': return new SqliteStore(database.path, context)
+    case 'sqlite':
+      try {
+        return new SqliteStore(database.path, context)
+      } catch (err) {
+        // SQLite's own words name no file ("unable to open database file", "disk I/O
+        // error" for a device): the refusal to start says which.
+        throw new Error(`DATABASE_URL sqlite:${database.path} cannot be used: ${(err as Error).message}`, { cause: err })
+      }
     case 'postgres': return await PostgresStore.open(database.url, database.poolSize, context)
   }
 }

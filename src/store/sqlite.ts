@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { codeOf, PlantRejected } from './errors.js'
@@ -48,7 +48,12 @@ export class SqliteStore implements PlantStore {
   #reading = false
 
   constructor (path: string, { log, maxBatch, maxQueueBytes, onBatch }: StoreContext) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+    if (path !== ':memory:') {
+      mkdirSync(dirname(path), { recursive: true })
+      // A device or a pipe is no database, and SQLite would write its journal beside it
+      // (/dev/null-journal).
+      if (statSync(path, { throwIfNoEntry: false })?.isFile() === false) throw new Error('it is not a regular file')
+    }
     this.#db = new Database(path, { timeout: BUSY_TIMEOUT_MS })
     this.#outage = new Outage(log, 'SQLite')
     try {
