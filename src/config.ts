@@ -128,11 +128,6 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
   }
 }
 
-/**
- * The environment checked against its schema by env-schema (defaults filled in, numbers
- * and booleans read from their text). An empty variable counts as unset, and a refusal
- * names the variable, what it must be and what it was.
- */
 // Numbers are written in decimal digits. Ajv's coercion read "Infinity" and "1e400" as
 // Infinity, which passes its bounds (a grace of Infinity ms fired at once), " " as 0
 // (the rate limit off), and "0x10" as 16.
@@ -140,6 +135,11 @@ const NUMERALS: Record<string, RegExp> = { integer: /^-?\d{1,20}$/, number: /^-?
 // A refusal quotes at most this much of the value.
 const MAX_QUOTED = 100
 
+/**
+ * The environment checked against its schema by env-schema (defaults filled in, numbers
+ * and booleans read from their text, numbers only from decimal digits). An empty variable
+ * counts as unset, and a refusal names the variable, what it must be and what it was.
+ */
 function validated (env: NodeJS.ProcessEnv): Env {
   const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''))
   const properties: Record<string, TSchema> = Env.properties
