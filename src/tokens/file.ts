@@ -63,7 +63,11 @@ function readBounded (file: string): string {
     if (!fstatSync(fd).isFile()) throw new TokensFileError(`${file} is not a regular file: a tokens file is read again on SIGHUP, which a pipe or a device cannot be`)
     const buffer = Buffer.alloc(MAX_FILE_BYTES + 1)
     let length = 0
-    for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null)
+    for (;;) {
+      const read = readSync(fd, buffer, length, buffer.length - length, null)
+      length += read
+      if (read === 0 || length === buffer.length) break
+    }
     if (length > MAX_FILE_BYTES) throw new TokensFileError(`${file} is larger than ${MAX_FILE_BYTES} bytes: a tokens file holds at most ${MAX_TOKENS} entries`)
     return buffer.toString('utf8', 0, length)
   } finally {
