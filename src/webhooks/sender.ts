@@ -21,10 +21,11 @@ export interface AttemptResult {
 }
 
 // A receiver's answer is not read, only drained so the connection can be used again;
-// past this many bytes, or chunks, the connection is dropped instead. A body of one-byte
-// chunks, each with a 60 KB extension, was 64 KiB after 3.9 GB.
+// past this many bytes, or pieces (a chunk of a chunked body, or what one read brought),
+// the connection is dropped instead: a body of one-byte chunks, each with a 60 KB
+// extension, was 64 KiB after 3.9 GB.
 const MAX_ANSWER_BYTES = 64 * 1024
-const MAX_ANSWER_CHUNKS = 16
+const MAX_ANSWER_PIECES = 16
 // Interim answers (1xx) before the final one: a receiver repeating 103 Early Hints held a
 // core for the whole attempt.
 const MAX_INTERIM_ANSWERS = 8
@@ -136,7 +137,7 @@ export class Sender {
 /**
  * One attempt's side of undici's dispatch: the status decides the outcome, which is told
  * once the answer's body is drained (dropping the connection past MAX_ANSWER_BYTES or
- * MAX_ANSWER_CHUNKS), never read. Told at the status, it freed the attempt's slot while
+ * MAX_ANSWER_PIECES), never read. Told at the status, it freed the attempt's slot while
  * its connection was still draining: the next attempt opened another, and a receiver that
  * answered 200 and then sent its body slowly, or not at all, had the service open a
  * connection for every delivery until no file was left. The deadline covers the status
@@ -154,7 +155,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   #result: AttemptResult | undefined
   #interim = 0
   #bytes = 0
-  #chunks = 0
+  #pieces = 0
 
   constructor (timeoutMs: number, resolve: (result: AttemptResult) => void, describe: (err: unknown) => string) {
     this.#resolve = resolve
@@ -182,7 +183,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
 
   onResponseData (controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#bytes += chunk.length
-    if (this.#bytes > MAX_ANSWER_BYTES || ++this.#chunks > MAX_ANSWER_CHUNKS) controller.abort(new Error('the answer is too long'))
+    if (this.#bytes > MAX_ANSWER_BYTES || ++this.#pieces > MAX_ANSWER_PIECES) controller.abort(new Error('the answer is too long'))
   }
 
   onResponseEnd (): void {
