@@ -154,3 +154,27 @@ t.test('the README lists every code with its status', async (t) => {
   const rows = [...readme.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map(([, code, status]) => [code, Number(status)])
   t.same(rows, Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status]))
 })
+
+t.test('a full write queue answers store_busy from every operation that writes, and the document declares it for each', async (t) => {
+  // 1024 bytes hold eight writes (128 bytes each, with no name): the rest of a burst is refused at once.
+  const app = await testApp(t, { WRITE_QUEUE_LIMIT_BYTES: '1024', WEBHOOK_ALLOW_PRIVATE: 'true' })
+  await app.ready()
+  const declared = (method: string, path: string): boolean =>
+    Object.hasOwn((app.swagger() as any).paths[path][method].responses['503'].content['application/json'].examples, 'store_busy')
+  const burst = async (request: (i: number) => Promise<{ statusCode: number, json: () => any }>): Promise<number> =>
+    (await Promise.all(Array.from({ length: 40 }, async (_, i) => await request(i))))
+      .filter((res) => res.statusCode === 503 && res.json().code === 'store_busy').length
+  for (let id = 0; id < 40; id++) await postPlant(app, { id, name: 'p' })
+  const writes: Array<[string, string, (i: number) => Promise<{ statusCode: number, json: () => any }>]> = [
+    ['post', '/plants', async (i) => await postPlant(app, { id: 100 + i, name: 'p' })],
+    ['delete', '/plants/{id}', async (i) => await app.inject({ method: 'DELETE', url: `/plants/${i}`, headers: AUTH })],
+    ['post', '/webhooks', async () => await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: 'http://127.0.0.1:9/hook' } })],
+    ['delete', '/webhooks/{id}', async () => await app.inject({ method: 'DELETE', url: '/webhooks/wh_00000000000000000000000000000000', headers: AUTH })]
+  ]
+  for (const [method, path, request] of writes) {
+    const busy = await burst(request)
+    t.ok(busy > 0, `${method.toUpperCase()} ${path}: ${busy} of 40 answered store_busy`)
+    t.ok(declared(method, path), `${method.toUpperCase()} ${path} declares store_busy`)
+  }
+  t.ok(declared('post', '/webhooks/{id}/deliveries/{deliveryId}/retry'), 'so does the retry, a write too')
+})

@@ -68,6 +68,6 @@ export const deletePlant = {
   params: PlantIdParams,
   response: {
     204: Type.Null({ description: 'Deleted' }),
-    ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', 'store_unavailable')
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', 'store_unavailable', 'store_busy')
   }
 }

@@ -14,7 +14,7 @@ export const subscribe = {
     201: ref(CreatedSubscription, {
       description: 'Subscribed. The `Location` header holds the subscription\'s address.'
     }),
-    ...errorResponses(GUARDED, JSON_BODY, 'webhook_url_refused', 'subscription_limit', 'store_unavailable')
+    ...errorResponses(GUARDED, JSON_BODY, 'webhook_url_refused', 'subscription_limit', 'store_unavailable', 'store_busy')
   }
 }
 
@@ -48,7 +48,7 @@ export const unsubscribe = {
   params: SubscriptionParams,
   response: {
     204: Type.Null({ description: 'Deleted' }),
-    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'store_unavailable')
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'store_unavailable', 'store_busy')
   }
 }
 
@@ -82,6 +82,6 @@ export const retryDelivery = {
   response: {
     // No body at all: `null` would be a JSON body of its own.
     202: Type.Unsafe<undefined>(Type.Null({ description: 'Accepted: the delivery is pending; follow it in the delivery log' })),
-    ...errorResponses(GUARDED, PATH_PARAMETERS, IGNORED_BODY, 'webhook_not_found', 'delivery_not_found', 'delivery_pending', 'store_unavailable')
+    ...errorResponses(GUARDED, PATH_PARAMETERS, IGNORED_BODY, 'webhook_not_found', 'delivery_not_found', 'delivery_pending', 'store_unavailable', 'store_busy')
   }
 }
