@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { execFileSync } from 'node:child_process'
-import { readFileSync, rmSync } from 'node:fs'
+import { readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { assertError, AUTH, testApp } from './helpers/app.js'
@@ -120,24 +120,33 @@ t.test('a request authenticated before a reload goes on even if the reload remov
   t.match(text, /\{"name":"Basil"\}$/)
 })
 
-/** Whether the process catches SIGHUP: bit 0 of the caught-signal mask Linux shows in /proc. */
-function catchesSighup (pid: number): boolean {
+/** Whether the process has this file open: /proc lists where each of its descriptors leads. */
+function holdsOpen (pid: number, file: string): boolean {
   try {
-    const mask = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
-    return mask !== undefined && (BigInt(`0x${mask}`) & 1n) === 1n
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === file
+      } catch {
+        return false // closed meanwhile
+      }
+    })
   } catch {
     return false // gone
   }
 }
 
 t.test('SIGHUPs while the service starts neither kill it nor are lost', async (t) => {
-  const file = writeTokens(`${t.testdir()}/tokens.json`, [keeper])
+  const dir = t.testdir()
+  const file = writeTokens(`${dir}/tokens.json`, [keeper])
+  const database = `${dir}/plants.db`
   const started = new AbortController()
-  // From the moment the process catches SIGHUP, one every 10 ms until it listens: they
-  // land while it loads its modules, opens its store and builds its routes.
+  // From the moment the process has opened its database, one every 10 ms until it
+  // listens: they land while it migrates the store and builds its routes. (Whether the
+  // process catches SIGHUP says too little: a test runner's signal-exit catches it early,
+  // and ends the process with it when it is the only one listening.)
   const storm = async (child: ChildProcess): Promise<number> => {
-    while (!catchesSighup(child.pid!)) {
-      if (child.exitCode !== null) return 0
+    while (!holdsOpen(child.pid!, database)) {
+      if (child.exitCode !== null || child.signalCode !== null) return 0
       await sleep(1)
     }
     writeTokens(file, [keeper, newcomer])
@@ -150,10 +159,10 @@ t.test('SIGHUPs while the service starts neither kill it nor are lost', async (t
     return sent
   }
   let sending: Promise<number> = Promise.resolve(0)
-  const server = await startServer(t, { API_TOKENS_FILE: file }, { spawned: (child) => { sending = storm(child) } })
+  const server = await startServer(t, { API_TOKENS_FILE: file, DATABASE_URL: `sqlite:${database}` }, { spawned: (child) => { sending = storm(child) } })
   started.abort()
   const sent = await sending
-  t.ok(sent >= 10, `${sent} SIGHUPs came while it started`)
+  t.ok(sent >= 3, `${sent} SIGHUPs came while it started`)
   t.equal((await server.request('GET', '/plants', { token: newcomer.value })).statusCode, 200, 'the file written while it started is in force')
   t.equal((await server.request('GET', '/plants', { token: keeper.value })).statusCode, 200)
   t.equal(server.child.exitCode, null, 'and it runs')
