@@ -107,6 +107,44 @@ t.test('a page stops at its byte budget and still links to the rest', async (t) 
   t.same(ids, Array.from({ length: 1000 }, (_, i) => i), 'every plant once, in order')
 })
 
+t.test('the byte budget counts a page as JSON writes it: names of control characters, six bytes each', async (t) => {
+  const app = await testApp(t)
+  const control = '\u0001' // written \u0001 in JSON: 6 bytes, 1 in UTF-8
+  for (let i = 0; i < 400; i += 100) {
+    await Promise.all(Array.from({ length: 100 }, async (_, j) => await postPlant(app, { id: i + j, name: control.repeat(1000), tag: control.repeat(100) })))
+  }
+  const first = await app.inject({ url: '/plants?limit=1000', headers: AUTH })
+  const page = first.json()
+  // Counted in UTF-8, all 400 (2.6 MB) made one page; at worst six times the budget.
+  t.ok(page.length < 400, `${page.length} plants on the first page`)
+  t.ok(first.rawPayload.length <= 2 * 1024 * 1024 + 8 * 1024, `${first.rawPayload.length} bytes`)
+  t.match(first.headers.link, /rel="next"/)
+  t.equal((await allPages(app, '/plants?limit=1000')).length, 400, 'every plant, over the pages')
+})
+
+t.test('a burst of the largest pages shares the event loop: another client\'s request waits for about one page, not for all of them', async (t) => {
+  const app = await testApp(t)
+  const name = '€'.repeat(1000) // 3000 bytes: a page of 1000 stops at about 700 plants, 2 MiB
+  for (let i = 0; i < 1000; i += 100) {
+    await Promise.all(Array.from({ length: 100 }, async (_, j) => await postPlant(app, { id: i + j, name })))
+  }
+  const page = async (): Promise<number> => {
+    const started = performance.now()
+    t.equal((await app.inject({ url: '/plants?limit=1000', headers: AUTH })).statusCode, 200)
+    return performance.now() - started
+  }
+  await page()
+  const one = Math.min(await page(), await page(), await page())
+  // All of a burst's requests arrive in one turn of the event loop, and each was handled
+  // within it: the health check answered after every page of the burst.
+  const burst = Array.from({ length: 20 }, async () => await page())
+  const started = performance.now()
+  t.equal((await app.inject({ url: '/health' })).statusCode, 200)
+  const waited = performance.now() - started
+  await Promise.all(burst)
+  t.ok(waited < 5 * one, `the health check waited ${waited.toFixed(0)} ms, a page alone takes ${one.toFixed(0)} ms (20 in the burst)`)
+})
+
 t.test('rejected tokens are counted per /64 for IPv6 clients', async (t) => {
   const app = await testApp(t, { AUTH_FAILURE_LIMIT: '3' })
   const from = async (remoteAddress: string, token = 'wrong-token-0123456789') =>
