@@ -255,7 +255,9 @@ t.test('a url that is not a valid webhook url answers 400 saying why', async (t)
     ['data:text/plain,hi', /^the url must be https$/],
     [`https://user:pass@${PUBLIC_V4}/hook`, /^the url must not hold a user name or password$/],
     [`https://user@${PUBLIC_V4}/hook`, /^the url must not hold a user name or password$/],
-    [`https://:pass@${PUBLIC_V4}/hook`, /^the url must not hold a user name or password$/]
+    [`https://:pass@${PUBLIC_V4}/hook`, /^the url must not hold a user name or password$/],
+    [`https://${PUBLIC_V4}:0/hook`, /^the url's port must be from 1 to 65535$/],
+    [`https://${PUBLIC_V4}:00/hook`, /^the url's port must be from 1 to 65535$/]
   ]
   for (const [url, message] of cases) {
     const what = `url ${JSON.stringify(url)?.slice(0, 60)}`

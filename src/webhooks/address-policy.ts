@@ -81,6 +81,8 @@ export class AddressPolicy {
     }
     this.allowProtocol(url.protocol)
     if (url.username !== '' || url.password !== '') throw new AddressRefused('the url must not hold a user name or password')
+    // Port 0 reaches nothing: every delivery would be refused, and retried for a day.
+    if (url.port === '0') throw new AddressRefused('the url\'s port must be from 1 to 65535')
     await this.addresses(url.hostname)
     return url
   }
