@@ -15,10 +15,14 @@ export class PageTurns {
   readonly #waiting: Array<() => void> = []
   #turnEnding = false
 
-  /** Resolves once this turn, or a later one, has room for another page. */
-  async room (): Promise<void> {
-    if (this.#spent < TURN_BYTES && this.#waiting.length === 0) return
-    await new Promise<void>((resolve) => {
+  /**
+   * Nothing when this turn has room for another page; else a promise that resolves once
+   * a later turn has. Not a promise every time: a page with room goes on at once, in the
+   * order it came, as before there were turns.
+   */
+  room (): Promise<void> | undefined {
+    if (this.#spent < TURN_BYTES && this.#waiting.length === 0) return undefined
+    return new Promise<void>((resolve) => {
       this.#waiting.push(resolve)
       this.#endTurn()
     })
