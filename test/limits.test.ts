@@ -184,6 +184,27 @@ t.test('a client that pipelines requests and reads no answer has one handled at 
   t.same(answered, ids.map((id, i) => i % 10 === 9 ? 'page' : id), 'each answer in the order of its request')
 })
 
+t.test('a connection with more than 64 requests pipelined behind answers it does not read is closed at once', async (t) => {
+  const server = await startServer(t, { API_TOKENS: TOKEN })
+  const flooder = connect(Number(new URL(server.url).port), '127.0.0.1')
+  t.teardown(() => { flooder.destroy() })
+  flooder.on('error', () => {})
+  flooder.pause()
+  // Node stops reading a connection only once answers fill its buffer, which answers
+  // waiting their turn never do: 400,000 health checks waited, 2 GB of heap, and closing
+  // the connection held the event loop for minutes.
+  const closed = new Promise<boolean>((resolve) => flooder.on('close', () => resolve(true)))
+  for (let i = 0; i < 10; i++) flooder.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(1000))
+  await waitForLine(server.stdout, /connection closed: more than 64 requests pipelined behind answers it did not read/)
+  // Reading now, the client finds its connection closed: within SEND_TIMEOUT_MS (60 s), or never, before.
+  flooder.resume()
+  t.ok(await Promise.race([closed, sleep(5000).then(() => false)]), 'closed by the service')
+  await sleep(200)
+  t.equal(server.stdout.filter((line) => line.includes('requests pipelined behind')).length, 1, 'logged once')
+  const health = await server.request('GET', '/health', { token: null })
+  t.ok(health.statusCode === 200 && health.ms < 1000, `the service answers (${health.ms.toFixed(0)} ms)`)
+})
+
 t.test('a flood of idle connections cannot take every file: the service stays up, and answers once it ends', async (t) => {
   // 400 files: connections may take 320 of them (80%); the flood opens 1,000.
   const server = await startServer(t, { API_TOKENS: TOKEN }, { openFiles: 400 })
