@@ -33,8 +33,9 @@ the token the service printed when it started (\`plant-store: … accepts the ge
 Each operation's security requirement names the one scope it needs: ${Object.entries(SCOPES).map(([scope, what]) => `\`${scope}\`, ${what}`).join('; ')}. \
 A token without that scope answers 403 with \`WWW-Authenticate: Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"\`.`
 
-const PREFIX = '/docs'
-const INDEX_FILE = `${PREFIX}/static/index.html`
+/** Where Swagger UI and the OpenAPI document are served. */
+export const DOCS_PREFIX = '/docs'
+const INDEX_FILE = `${DOCS_PREFIX}/static/index.html`
 
 /**
  * Generates the OpenAPI document from the routes' schemas and serves it with
@@ -89,10 +90,10 @@ async function docs (app: FastifyInstance): Promise<void> {
     // browser back to the same address, for ever. After helmet's hook: with its headers.
     pages.addHook('onRequest', (request, reply, done) => {
       const path = request.url.split('?', 1)[0]
-      if (path === INDEX_FILE || path === `${INDEX_FILE}/`) reply.redirect(`${PREFIX}/`)
+      if (path === INDEX_FILE || path === `${INDEX_FILE}/`) reply.redirect(`${DOCS_PREFIX}/`)
       else done()
     })
-    await pages.register(swaggerUi, { routePrefix: PREFIX })
+    await pages.register(swaggerUi, { routePrefix: DOCS_PREFIX })
   })
 }
 
