@@ -19,6 +19,25 @@ t.test('openapi.yaml passes redocly lint', async (t) => {
   t.notMatch(stdout + stderr, /warning/i, 'without warnings')
 })
 
+t.test('the service serves the committed contract, as YAML and as JSON, to GET and HEAD', async (t) => {
+  const app = await testApp(t)
+  const committed = await readFile('openapi.yaml', 'utf8')
+  const yaml = await app.inject({ url: '/docs/yaml' })
+  t.equal(yaml.headers['content-type'], 'application/x-yaml')
+  t.equal(yaml.body, committed)
+  const json = await app.inject({ url: '/docs/json' })
+  t.equal(json.headers['content-type'], 'application/json; charset=utf-8')
+  t.same(json.json(), JSON.parse(JSON.stringify(app.swagger())), 'the document the YAML is made from')
+  // Served again from the bytes made at the first request: the same, to the byte.
+  t.equal((await app.inject({ url: '/docs/yaml' })).body, committed)
+  t.equal((await app.inject({ url: '/docs/json' })).body, json.body)
+  for (const [url, answer] of [['/docs/yaml', yaml], ['/docs/json', json]] as const) {
+    const head = await app.inject({ method: 'HEAD', url })
+    t.equal(head.statusCode, 200)
+    t.equal(head.headers['content-length'], String(answer.rawPayload.length), `HEAD ${url} gives the length of GET's body`)
+  }
+})
+
 t.test('the document states the contract: 3.1, version 1.0.0, MIT, bearer auth, named components', async (t) => {
   const app = await testApp(t)
   const doc = (await app.inject({ url: '/docs/json' })).json()
