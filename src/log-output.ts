@@ -22,6 +22,10 @@ const RETRY_MS = 10
 const EXIT_PATIENCE_MS = 1000
 // What flushSync waits on, a millisecond at a time, while a full pipe drains.
 const PAUSE = new Int32Array(new SharedArrayBuffer(4))
+const NEWLINE = 0x0a
+
+/** What stands where lines were lost: the end of a line cut short, if one was, and how many lines. */
+interface Notice { buffer: Buffer, lines: number, cut: boolean }
 
 /**
  * The log's lines on their way to a file descriptor (standard output), written
@@ -47,6 +51,10 @@ export class LogOutput {
   #paused = false
   /** Lines dropped since the last one taken. */
   #dropped = 0
+  /** The rest of a line that a write cut short (a disk that filled up during the write), while it waits. */
+  #tail: Buffer | undefined
+  /** The notice of the last write that failed, while it waits to be written. */
+  #notice: Notice | undefined
   /** Told when the write in flight ends (see flush). */
   #afterWrite: Array<() => void> = []
 
@@ -118,7 +126,8 @@ export class LogOutput {
       try {
         this.#wrote(from, writeSync(this.#fd, buffer))
       } catch (err) {
-        if (codeOf(err) !== 'EAGAIN' || monotonicMs() > giveUp) this.#failed(from)
+        // At exit, with no write to come after, lines lost are not counted.
+        if (codeOf(err) !== 'EAGAIN' || monotonicMs() > giveUp) this.#failed(from, 1, false)
         else Atomics.wait(PAUSE, 0, 0, 1)
       }
     }
@@ -139,7 +148,7 @@ export class LogOutput {
    */
   #writeNext (): void {
     if (this.#writing || this.#paused || this.#waiting === 0) return
-    if (this.#ready.length === 0) this.#seal()
+    this.#seal()
     const buffers = this.#ready.slice()
     this.#inFlight = buffers.length
     this.#writing = true
@@ -166,7 +175,9 @@ export class LogOutput {
     while (left > 0) {
       const buffer = this.#ready[index]
       if (left < buffer.length) {
-        this.#ready[index] = buffer.subarray(left)
+        const rest = buffer.subarray(left)
+        this.#ready[index] = rest
+        this.#tail = buffer[left - 1] === NEWLINE ? undefined : rest
         return
       }
       left -= buffer.length
@@ -174,9 +185,31 @@ export class LogOutput {
     }
   }
 
-  /** Lines that could not be written (the reader gone, a full disk) are dropped: the log never stops the service. */
-  #failed (index: number, count = 1): void {
-    for (const buffer of this.#ready.splice(index, count)) this.#waiting -= buffer.length
+  /**
+   * Lines that could not be written (the reader gone, a full disk) are dropped: the log
+   * never stops the service. In their place, a notice: the end of the line whose head
+   * was written before a write was cut short (else the next line would be joined to
+   * it), and a line counting the lines lost. A notice that fails in turn is counted
+   * into the next one, not as a line lost.
+   */
+  #failed (index: number, count = 1, notice = true): void {
+    let lines = 0
+    let cut = false
+    for (const buffer of this.#ready.splice(index, count)) {
+      this.#waiting -= buffer.length
+      if (buffer === this.#notice?.buffer) {
+        lines += this.#notice.lines
+        cut ||= this.#notice.cut
+        continue
+      }
+      cut ||= buffer === this.#tail
+      for (let at = buffer.indexOf(NEWLINE); at !== -1; at = buffer.indexOf(NEWLINE, at + 1)) lines++
+    }
+    if (!notice || lines === 0) return
+    const buffer = Buffer.from((cut ? '\n' : '') + this.#options.droppedLine(lines))
+    this.#notice = { buffer, lines, cut }
+    this.#ready.splice(index, 0, buffer)
+    this.#waiting += buffer.length
   }
 }
 

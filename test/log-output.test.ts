@@ -1,8 +1,9 @@
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { pbkdf2 } from 'node:crypto'
 import { closeSync, constants, openSync, readFileSync, readSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
 import fc from 'fast-check'
 import t from 'tap'
 import { LogOutput } from '../src/log-output.js'
@@ -177,6 +178,20 @@ t.test('a reader that stops reading: lines wait up to maxWaitingBytes, later one
   output.write('{"again":true}\n')
   const { value: again } = await retryUntil(async () => drain(reader).toString(), (text) => text !== '', 2000, 10)
   t.equal(again, '{"again":true}\n', 'counted once')
+})
+
+t.test('a disk that fills up: the line cut short is ended once space is back, then a line counts every line lost', async (t) => {
+  const path = join(t.testdir(), 'log')
+  // A file size limit of 8 KiB stands in for a full disk: 81 lines of 100 bytes and the
+  // head of the 82nd fit, the rest of the 300 fail.
+  const { stdout } = await promisify(execFile)('bash', ['-c', 'ulimit -S -f 8 && exec "$@"', 'bash',
+    process.execPath, '--import', 'tsx', join(import.meta.dirname, 'helpers', 'log-to-a-full-file.ts'), path, '300'])
+  const { full, after } = JSON.parse(stdout) as { full: string, after: string }
+  const line = (i: number): string => `{"line":${String(i).padStart(5, '0')},"pad":"${'x'.repeat(76)}"}\n`
+  t.equal(full.length, 8192, 'the file filled up to its limit')
+  t.equal(full, Array.from({ length: 82 }, (_, i) => line(i)).join('').slice(0, 8192), 'the first lines, whole, then the head of the next')
+  t.equal(after, '\n{"dropped":219}\n{"after":0}\n{"after":1}\n{"after":2}\n',
+    'the head ended, then the 219 lines lost counted (the one cut short among them), then the new lines')
 })
 
 t.test('a reader gone: lines go nowhere, and nothing throws', async (t) => {
