@@ -115,12 +115,58 @@ t.test('a start that holds the event loop is not load: the first requests are se
   }
 })
 
+t.test('one stall of seconds in an otherwise idle second answers 503, then the service serves again', async (t) => {
+  const app = await testApp(t, { MAX_EVENT_LOOP_DELAY_MS: '500' })
+  await app.ready()
+  // Half a second into a sample, so that the stall shares it with fifty idle turns: their
+  // mean delay came to about 30 ms, and the requests that waited the 1.5 s were served.
+  await sleep(1500)
+  hold(1500)
+  await sleep(50)
+  await assertOverloaded(t, app)
+  const { value } = await retryUntil(async () => (await app.inject({ url: '/plants', headers: AUTH })).statusCode, (code) => code === 200, 5000)
+  t.equal(value, 200, 'served again once a sample passes without a stall')
+})
+
+t.test('a loop saturated by turns each past MAX_EVENT_LOOP_DELAY_MS answers 503', async (t) => {
+  const app = await testApp(t, { MAX_EVENT_LOOP_DELAY_MS: '200' })
+  await app.ready()
+  const { value } = await retryUntil(async () => {
+    hold(300)
+    await sleep(1) // a turn of its own: every one held
+    return await app.inject({ url: '/plants', headers: AUTH })
+  }, (res) => res.statusCode === 503, 5000, 0)
+  t.match(assertError(t, value, 503), /overloaded/)
+  t.equal(value.headers['retry-after'], '10')
+})
+
+t.test('brief pauses, however frequent, are not load: nothing is refused', async (t) => {
+  // Pauses of 50 ms, as a garbage collection makes, a tenth of the limit: the margin is
+  // for a busy machine, which stretched them to 120 ms.
+  const app = await testApp(t, { MAX_EVENT_LOOP_DELAY_MS: '500' })
+  await app.ready()
+  const codes = new Set<number>()
+  const until = Date.now() + 2500 // two samples at least
+  while (Date.now() < until) {
+    hold(50)
+    await sleep(20)
+    codes.add((await app.inject({ url: '/plants', headers: AUTH })).statusCode)
+  }
+  t.same([...codes], [200])
+})
+
 t.test('a heap used past MAX_HEAP_USED_PERCENT answers 503 with Retry-After', async (t) => {
   const app = await testApp(t, { MAX_HEAP_USED_PERCENT: '0.001' })
   await app.ready()
   await sleep(1100) // let the pressure sample run
   await assertOverloaded(t, app)
 })
+
+/** Holds the event loop for `ms`, as a CPU-bound burst would. */
+function hold (ms: number): void {
+  const until = Date.now() + ms
+  while (Date.now() < until) { /* held */ }
+}
 
 /** The API answers 503 with Retry-After, while /health still answers. */
 async function assertOverloaded (t: Test, app: FastifyInstance): Promise<void> {
