@@ -112,6 +112,15 @@ t.test('a locked database answers 503 to writes, logs it once while reads go on,
     t.equal((await server.request('GET', '/plants/1')).statusCode, 200, `a read after create ${id}`)
     t.equal((await server.request('GET', '/health/ready')).statusCode, 200)
   }
+  // A create waits for the lock off the event loop: a read sent while it waits is
+  // answered first. SQLite's own busy timeout held every request for the whole wait.
+  const answered: string[] = []
+  const create = post(5).then((res) => { answered.push('create'); return res })
+  await sleep(30)
+  const read = server.request('GET', '/plants/1').then((res) => { answered.push('read'); return res })
+  t.equal((await read).statusCode, 200)
+  t.equal((await create).statusCode, 503)
+  t.same(answered, ['read', 'create'], 'a read is not held behind a write waiting for the lock')
   t.notOk(server.stdout.some((line) => line.includes('available again')), 'no read ends the outage')
   locker.exec('COMMIT')
   t.equal((await post(2)).statusCode, 200, 'recovered once the lock is gone')

@@ -1,6 +1,8 @@
 import { mkdirSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
+import { monotonicMs } from '../monotonic-clock.js'
 import { codeOf, PlantRejected } from './errors.js'
 import { FileIdentity } from './file-identity.js'
 import { GroupCommit } from './group-commit.js'
@@ -20,8 +22,13 @@ const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|CORRUPT|NOTADB|CANTOPEN|REA
 // is answered 400, the others of its batch go on.
 const REFUSED = /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH)/
 
-// better-sqlite3 waits for a lock on the event loop, so the wait must stay short.
-const BUSY_TIMEOUT_MS = 250
+// A lock held by another connection (the sqlite3 shell's write, a backup, another
+// process) is waited for this long, off the event loop, trying again every
+// LOCK_RETRY_MS. SQLite's own busy timeout waits inside the call, and better-sqlite3 runs
+// it on the event loop: at 250 ms a batch, every request waited behind a held lock, not
+// only the writes.
+const LOCK_PATIENCE_MS = 250
+const LOCK_RETRY_MS = 5
 
 interface Row { id: bigint, name: string, tag: string | null }
 /** A write waiting for its group commit, and what it is counted as in the write queue. */
@@ -54,7 +61,8 @@ export class SqliteStore implements PlantStore {
       // (/dev/null-journal).
       if (statSync(path, { throwIfNoEntry: false })?.isFile() === false) throw new Error('it is not a regular file')
     }
-    this.#db = new Database(path, { timeout: BUSY_TIMEOUT_MS })
+    // Starting, nothing else waits: the schema's migration may wait for the lock inside SQLite.
+    this.#db = new Database(path, { timeout: LOCK_PATIENCE_MS })
     this.#outage = new Outage(log, 'SQLite')
     try {
       // A file system without shared memory (some network ones) leaves SQLite in its
@@ -70,6 +78,9 @@ export class SqliteStore implements PlantStore {
       this.#db.pragma('cache_size = -2000')
       this.#db.defaultSafeIntegers(true)
       migrate(this.#db)
+      // From now on a lock is waited for off the event loop (#unlocked). Reads in WAL
+      // mode take no lock a writer holds.
+      this.#db.pragma('busy_timeout = 0')
       this.#wal = path === ':memory:' ? undefined : new WalSync(path)
       this.#file = path === ':memory:' ? undefined : new FileIdentity(path)
     } catch (err) {
@@ -100,14 +111,18 @@ export class SqliteStore implements PlantStore {
       write: async (writes) => {
         let results
         try {
-          this.#endReads()
-          // Inside another transaction, a batch would only be a savepoint, committed with it.
-          if (this.#db.inTransaction) throw new Error('a transaction is open where a batch begins')
-          this.#stillTheFile()
-          results = this.#run(() => transaction.immediate(writes), true)
+          results = await this.#unlocked(() => {
+            this.#endReads()
+            // Inside another transaction, a batch would only be a savepoint, committed with it.
+            if (this.#db.inTransaction) throw new Error('a transaction is open where a batch begins')
+            this.#stillTheFile()
+            return transaction.immediate(writes)
+          })
+          this.#outage.recover(true)
         } catch (err) {
           this.webhooks.rolledBack()
-          throw REFUSED.test(codeOf(err)) ? new PlantRejected({ cause: err }) : err
+          if (REFUSED.test(codeOf(err))) throw new PlantRejected({ cause: err })
+          throw UNAVAILABLE.test(codeOf(err)) ? this.#outage.fail(err, true) : err
         }
         // Started before anything else runs, so that every read from now on waits for it.
         const synced = this.#wal?.sync()
@@ -209,6 +224,24 @@ export class SqliteStore implements PlantStore {
       // damaged file has ended it already, and a ROLLBACK would throw: from the turn's
       // end, where nothing catches it, that killed the process at every damaged read.
       if (this.#db.inTransaction) this.#statements.abandonReads.run()
+    }
+  }
+
+  /**
+   * Runs a batch's transaction, and again every LOCK_RETRY_MS while another connection
+   * holds the write lock, for LOCK_PATIENCE_MS at most; the event loop serves meanwhile.
+   * A transaction refused for the lock wrote nothing.
+   */
+  async #unlocked<T> (transaction: () => T): Promise<T> {
+    const giveUp = monotonicMs() + LOCK_PATIENCE_MS
+    for (;;) {
+      try {
+        return transaction()
+      } catch (err) {
+        if (codeOf(err) !== 'SQLITE_BUSY' || monotonicMs() >= giveUp) throw err
+        this.webhooks.rolledBack()
+      }
+      await sleep(LOCK_RETRY_MS)
     }
   }
 
