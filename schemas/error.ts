@@ -1,8 +1,21 @@
 import { Type, type Static } from '@sinclair/typebox'
+import type { ErrorHeader } from './headers.js'
+
+/** One entry of ERROR_CODES. */
+export interface ErrorEntry {
+  status: number
+  meaning: string
+  example: string
+  details?: ReadonlyArray<{ field: string, message: string }>
+  /** The headers every answer with this code carries, besides those every answer does. */
+  headers?: readonly ErrorHeader[]
+}
 
 /**
  * Every cause the service answers an error for: its stable code, its HTTP status, what
- * it means, and a message the service really gives for it (the document's example).
+ * it means, a message the service really gives for it (the document's example), and the
+ * headers its every answer carries (declared on its status; sent by whatever throws it,
+ * through withHeaders).
  * Clients tell causes apart by `code`, never by the message's words.
  */
 export const ERROR_CODES = {
@@ -53,27 +66,32 @@ export const ERROR_CODES = {
   token_missing: {
     status: 401,
     meaning: 'No `Authorization` header.',
-    example: 'missing bearer token: send the header "Authorization: Bearer <token>"'
+    example: 'missing bearer token: send the header "Authorization: Bearer <token>"',
+    headers: ['WWW-Authenticate']
   },
   authorization_malformed: {
     status: 401,
     meaning: 'The `Authorization` header is not `Bearer <token>`: no scheme, another scheme, or no token.',
-    example: 'the Authorization header has no scheme; send "Authorization: Bearer <token>", with "Bearer " before the token'
+    example: 'the Authorization header has no scheme; send "Authorization: Bearer <token>", with "Bearer " before the token',
+    headers: ['WWW-Authenticate']
   },
   token_invalid: {
     status: 401,
     meaning: 'The bearer token is not one the service accepts.',
-    example: 'the bearer token is not valid'
+    example: 'the bearer token is not valid',
+    headers: ['WWW-Authenticate']
   },
   token_expired: {
     status: 401,
     meaning: 'The bearer token has expired.',
-    example: 'the bearer token expired at 2026-11-01T00:00:00.000Z; ask for a new one'
+    example: 'the bearer token expired at 2026-11-01T00:00:00.000Z; ask for a new one',
+    headers: ['WWW-Authenticate']
   },
   insufficient_scope: {
     status: 403,
     meaning: 'The bearer token is valid but lacks the scope this operation needs.',
-    example: 'this token does not have the scope plants:write, which POST /plants needs; ask for a token with it'
+    example: 'this token does not have the scope plants:write, which POST /plants needs; ask for a token with it',
+    headers: ['WWW-Authenticate']
   },
   route_not_found: {
     status: 404,
@@ -133,12 +151,14 @@ export const ERROR_CODES = {
   rate_limited: {
     status: 429,
     meaning: 'More requests a second with this token than RATE_LIMIT_PER_TOKEN; retry after `Retry-After` seconds.',
-    example: 'more than 50000 requests a second with this token'
+    example: 'more than 50000 requests a second with this token',
+    headers: ['Retry-After']
   },
   auth_locked_out: {
     status: 429,
     meaning: 'Too many rejected tokens from this client address; retry after `Retry-After` seconds.',
-    example: 'too many rejected tokens from this address; retry after the delay in Retry-After'
+    example: 'too many rejected tokens from this address; retry after the delay in Retry-After',
+    headers: ['Retry-After']
   },
   headers_too_large: {
     status: 431,
@@ -158,12 +178,14 @@ export const ERROR_CODES = {
   store_busy: {
     status: 503,
     meaning: 'Too many writes are waiting for the store; retry after `Retry-After` seconds.',
-    example: 'too many writes are waiting for the plant store; retry after the delay in Retry-After'
+    example: 'too many writes are waiting for the plant store; retry after the delay in Retry-After',
+    headers: ['Retry-After']
   },
   overloaded: {
     status: 503,
     meaning: 'The service is overloaded; retry after `Retry-After` seconds.',
-    example: 'the service is overloaded right now; retry after the delay in Retry-After'
+    example: 'the service is overloaded right now; retry after the delay in Retry-After',
+    headers: ['Retry-After']
   },
   shutting_down: {
     status: 503,
@@ -175,7 +197,7 @@ export const ERROR_CODES = {
     meaning: 'A dependency the service needs (the store) is not available.',
     example: 'not ready: the store is unavailable'
   },
-} as const satisfies Record<string, { status: number, meaning: string, example: string, details?: ReadonlyArray<{ field: string, message: string }> }>
+} as const satisfies Record<string, ErrorEntry>
 
 export type ErrorCode = keyof typeof ERROR_CODES
 

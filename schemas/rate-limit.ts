@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
+import { always, sentWith } from './headers.js'
 
 /**
  * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), in the order
@@ -14,18 +15,24 @@ const RateLimitHeaders = {
   [RESET]: Type.Integer({ description: 'Seconds until this token\'s budget is full again' })
 }
 
-const RetryAfter = Type.Integer({ description: 'Seconds to wait before trying again' })
+const onEveryAnswer = Object.fromEntries(Object.entries(RateLimitHeaders).map(([name, schema]) => [name, always(schema)]))
+const onRateLimited = Object.fromEntries(Object.entries(RateLimitHeaders).map(([name, schema]) => [name, sentWith(schema, ['rate_limited'])]))
+
+/** Whether a guarded operation's answers of this status declare the rate-limit headers: its successes and its 429. */
+export function declaresRateLimit (status: string): boolean {
+  return /^2\d\d$/.test(status) || status === '304' || status === '429'
+}
 
 /**
  * A guarded route's responses with the per-token rate-limit headers declared where a
- * client looks for them: its successes (2xx, 304) and its 429 (with Retry-After). Every
- * answer after the token is identified carries them; those before (401, the 429 of a
- * locked-out address) do not. New schemas: the given ones may be shared by other routes.
+ * client looks for them: its successes (2xx, 304), every one of which carries them, and
+ * its 429 (whose Retry-After the error catalogue declares), where only rate_limited does.
+ * Every answer after the token is identified carries them; those before (401, the 429 of
+ * a locked-out address) do not. New schemas: the given ones may be shared by other routes.
  */
 export function withRateLimitHeaders (responses: Record<string, TSchema>): Record<string, TSchema> {
   return Object.fromEntries(Object.entries(responses).map(([status, schema]) => {
-    if (status === '429') return [status, { ...schema, headers: { ...schema.headers, ...RateLimitHeaders, 'Retry-After': RetryAfter } }]
-    if (/^2\d\d$/.test(status) || status === '304') return [status, { ...schema, headers: { ...schema.headers, ...RateLimitHeaders } }]
-    return [status, schema]
+    if (!declaresRateLimit(status)) return [status, schema]
+    return [status, { ...schema, headers: { ...schema.headers, ...(status === '429' ? onRateLimited : onEveryAnswer) } }]
   }))
 }

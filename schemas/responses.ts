@@ -1,5 +1,9 @@
-import { ERROR_CODES, ErrorBody, type ErrorCode } from './error.js'
+import { ERROR_CODES, ErrorBody, type ErrorCode, type ErrorEntry } from './error.js'
+import { always, ERROR_HEADERS, sentWith, type ErrorHeader } from './headers.js'
 import { ref } from './ref.js'
+
+// The catalogue, each entry seen with the fields any may have.
+const catalogue: Record<ErrorCode, ErrorEntry> = ERROR_CODES
 
 // Every operation can meet these, whatever its route: a request that is not HTTP or
 // is too slow or too large, and a bug.
@@ -37,7 +41,8 @@ const headings: Record<number, string> = {
 
 /**
  * The `responses` entries for the error codes an operation can answer: one per status,
- * the Error body, the codes it can carry and a reference to each code's example. The codes
+ * the Error body, the codes it can carry and a reference to each code's example, and the
+ * headers those codes' answers carry (required when all of them carry it). The codes
  * any request can meet (invalid_request, request_timeout, headers_too_large,
  * internal_error) are always included.
  */
@@ -51,8 +56,21 @@ export function errorResponses (...codes: Array<ErrorCode | ErrorCode[]>) {
     // Each code's meaning is stated once, in the Error schema's `code` and in its example.
     const description = `${headings[status]}. Codes: ${those.map((code) => `\`${code}\``).join(', ')}.`
     const examples = Object.fromEntries(those.map((code) => [code, { $ref: `#/components/examples/${code}` }]))
-    return [status, { description, content: { 'application/json': { schema: ref(ErrorBody), examples } } }]
+    return [status, { description, ...headersOf(those), content: { 'application/json': { schema: ref(ErrorBody), examples } } }]
   }))
+}
+
+/** The headers the answers with these codes carry: required where every one of them does. */
+function headersOf (codes: ErrorCode[]) {
+  const carried = (code: ErrorCode): readonly ErrorHeader[] => catalogue[code].headers ?? []
+  const names = [...new Set(codes.flatMap(carried))]
+  if (names.length === 0) return {}
+  return {
+    headers: Object.fromEntries(names.map((name) => {
+      const carriers = codes.filter((code) => carried(code).includes(name))
+      return [name, carriers.length === codes.length ? always(ERROR_HEADERS[name]) : sentWith(ERROR_HEADERS[name], carriers)]
+    }))
+  }
 }
 
 // Answers to a path or method no operation has: in the `code` enum, in no operation's responses.
@@ -63,8 +81,8 @@ const noOperation = new Set<string>(['route_not_found', 'method_not_allowed'])
  * message the service really gives, referenced by every response that can answer it.
  */
 export function errorExamples () {
-  const answered = Object.entries(ERROR_CODES).filter(([code]) => !noOperation.has(code))
-  return Object.fromEntries(answered.map(([code, { status, meaning, example, ...rest }]) => [code, {
+  const answered = Object.entries(catalogue).filter(([code]) => !noOperation.has(code))
+  return Object.fromEntries(answered.map(([code, { status, meaning, example, headers, ...rest }]) => [code, {
     summary: meaning.split(/(?<=\.) /, 1)[0],
     value: { error: status, message: example, code, ...rest }
   }]))

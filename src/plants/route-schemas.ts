@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { always } from '../../schemas/headers.js'
 import {
   errorResponses, GUARDED, JSON_BODY, NewPlant, PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, ref, StoredPlant
 } from '../../schemas/index.js'
@@ -38,13 +39,23 @@ export const listPlants = {
   }
 }
 
-// The 200 and the 304 carry the same validators (RFC 9110 section 15.4.5).
+// The 200 and the 304 carry the same validators (RFC 9110 section 15.4.5), every one of them.
 const plantCaching = {
-  ETag: Type.String({
+  ETag: always(Type.String({
     description: 'Strong entity tag of the plant, changing whenever the plant does; send it in `If-None-Match` to revalidate: `"TG-sn9ffrhRIQH8Vnr-vVM"`'
-  }),
-  'Cache-Control': Type.String({ description: '`private, no-cache`: a client may keep the plant, and revalidates it before each use' })
+  })),
+  'Cache-Control': always(Type.String({ description: '`private, no-cache`: a client may keep the plant, and revalidates it before each use' }))
 }
+
+// Read by the handler (src/http/etag.ts), in the document only: one that names no tag is
+// no match. The example is the tag of a copy no longer current (the Monstera before its
+// tag was set), so that "Try it out", which sends it, gets the plant rather than a 304.
+const revalidation = Type.Object({
+  'If-None-Match': Type.Optional(Type.String({
+    description: 'The `ETag` of the copy the client holds (a list of them, or `*`): while the plant is unchanged, the answer is a 304 without a body',
+    examples: ['"bOW8N2NaL5pMvtiOyZ3iGj"']
+  }))
+})
 
 export const getPlant = {
   operationId: 'getPlant',
@@ -52,6 +63,7 @@ export const getPlant = {
   description: 'The answer carries the plant\'s `ETag`; a request whose `If-None-Match` names it (compared weakly), or is `*`, answers 304 without a body while the plant is unchanged.',
   tags: ['plants'],
   params: PlantIdParams,
+  requestHeaders: revalidation,
   response: {
     200: ref(StoredPlant, { description: 'The plant', headers: plantCaching }),
     // No body at all: `null` would be a JSON body of its own.

@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteHandlerMethod } from 'fastify'
 import fp from 'fastify-plugin'
+import { documentedRequestHeaders, requiredHeaders } from '../../schemas/headers.js'
 import { errorExamples } from '../../schemas/index.js'
 import { SCOPES } from '../../schemas/scopes.js'
 import { plantWebhook } from '../../schemas/webhook.js'
@@ -87,6 +88,9 @@ async function docs (app: FastifyInstance): Promise<void> {
       ],
       webhooks: plantWebhook
     },
+    // How schemas/headers.ts declares headers, written as OpenAPI has them.
+    transform: documentedRequestHeaders,
+    transformObject: (document) => 'openapiObject' in document ? requiredHeaders(document.openapiObject) : document.swaggerObject,
     // Name components after their $id (Plant, NewPlant, Error) rather than def-0, def-1…
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => typeof json.$id === 'string' ? json.$id : `def-${i}`

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox'
+import { always } from '../../schemas/headers.js'
 import {
   CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, GUARDED, IGNORED_BODY, JSON_BODY, MAX_SUBSCRIPTIONS,
   NewSubscription, PATH_PARAMETERS, ref, Subscription, SubscriptionParams
@@ -12,7 +13,13 @@ export const subscribe = {
   body: ref(NewSubscription),
   response: {
     201: ref(CreatedSubscription, {
-      description: 'Subscribed. The `Location` header holds the subscription\'s address.'
+      description: 'Subscribed. The `Location` header holds the subscription\'s address.',
+      headers: {
+        Location: always(Type.String({
+          format: 'uri-reference',
+          description: 'The subscription\'s address, `/webhooks/{id}`: `/webhooks/wh_3f0c2a9d5b7e4e18a1c6d2f4b8e90a17`'
+        }))
+      }
     }),
     ...errorResponses(GUARDED, JSON_BODY, 'webhook_url_refused', 'subscription_limit', 'store_unavailable', 'store_busy')
   }
