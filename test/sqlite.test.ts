@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process'
-import { existsSync, rmSync } from 'node:fs'
-import { open, writeFile } from 'node:fs/promises'
+import { existsSync, readdirSync, rmSync } from 'node:fs'
+import { chmod, open, readFile, writeFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
@@ -11,7 +11,7 @@ import { loadConfig } from '../src/config.js'
 import { SCHEMA_VERSION } from '../src/store/sqlite-schema.js'
 import { SqliteStore } from '../src/store/sqlite.js'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
-import { logsArrived, startServer, waitForLine } from './helpers/server.js'
+import { failedStart, logsArrived, startServer, waitForLine } from './helpers/server.js'
 
 const execFileAsync = promisify(execFile)
 
@@ -93,6 +93,61 @@ t.test('a file the service cannot use stops the start with a clear message', asy
     await t.rejects(start(`sqlite:${path}`), { message: `DATABASE_URL sqlite:${path} cannot be used: it is not a regular file` })
   }
   t.equal(existsSync(`${dir}/pipe-journal`), false, 'nothing written beside it')
+})
+
+t.test('a database file the service cannot write stops the start, naming DATABASE_URL; once writable, it starts with what it held', async (t) => {
+  // As a file owned by another user is to the service; root writes whatever the mode
+  // says, but not a file marked immutable.
+  const root = process.getuid?.() === 0
+  // A run killed before its teardown left the file immutable, and its folder could not
+  // be made again.
+  if (root && existsSync(t.testdirName)) await execFileAsync('chattr', ['-R', '-i', t.testdirName])
+  const file = `${t.testdir()}/plants.db`
+  const first = await testApp(t, { DATABASE_URL: `sqlite:${file}` })
+  t.equal((await postPlant(first, { id: 1, name: 'Fern' })).statusCode, 200)
+  await first.close()
+  let locked = false
+  const writable = async (yes: boolean): Promise<void> => {
+    if (root) await execFileAsync('chattr', [yes ? '-i' : '+i', file])
+    else await chmod(file, yes ? 0o644 : 0o444)
+    locked = !yes
+  }
+  await writable(false)
+  // Else the test's folder could not be removed.
+  t.teardown(async () => { if (locked) await writable(true) })
+  // Before, it started ready (/health/ready 200) and answered every create 503.
+  const { code, stderr } = await failedStart({ API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${file}` })
+  t.equal(code, 1)
+  t.equal(stderr, `plant-store: cannot start: DATABASE_URL sqlite:${file} cannot be used: it is read-only to the service ` +
+    '(its owner or mode, an immutable attribute, a read-only mount?): no plant could be stored\n')
+  await writable(true)
+  const again = await testApp(t, { DATABASE_URL: `sqlite:${file}` })
+  t.equal((await again.inject({ url: '/plants/1', headers: AUTH })).statusCode, 200)
+})
+
+t.test("another application's database is refused at start and left untouched; an empty file is taken", async (t) => {
+  const dir = t.testdir({ 'empty.db': '' })
+  const file = `${dir}/other.db`
+  const other = new Database(file)
+  // PRAGMA user_version 0, as most applications leave it; sqlite_sequence is SQLite's.
+  other.exec(`CREATE TABLE invoices (id INTEGER PRIMARY KEY AUTOINCREMENT, total REAL);
+    CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT);
+    CREATE TABLE orders (id INTEGER PRIMARY KEY);
+    CREATE VIEW unpaid AS SELECT id FROM invoices;
+    INSERT INTO invoices (total) VALUES (9.5)`)
+  other.close()
+  const before = await readFile(file)
+  // Before, the service added its tables to these, switched the file to WAL and started.
+  const { code, stderr } = await failedStart({ API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${file}` })
+  t.equal(code, 1)
+  t.equal(stderr, `plant-store: cannot start: DATABASE_URL sqlite:${file} cannot be used: it holds tables that are not ` +
+    "the plant store's (customers, invoices, orders and 1 more) and was left untouched: name a new file, or the plant store's own\n")
+  t.same(await readFile(file), before, 'not a byte of it changed')
+  t.same(readdirSync(dir).sort(), ['empty.db', 'other.db'], 'nothing written beside it')
+
+  // A file of no bytes is a new database, as SQLite makes one.
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${dir}/empty.db` })
+  t.equal((await postPlant(app, { id: 1, name: 'Fern' })).statusCode, 200)
 })
 
 t.test('a locked database answers 503 to writes, logs it once while reads go on, and recovers by itself', async (t) => {

@@ -43,6 +43,26 @@ const migrations: string[] = [
 
 export const SCHEMA_VERSION = migrations.length
 
+// How many of another application's tables a refusal names.
+const NAMED_TABLES = 3
+
+/**
+ * Refuses another application's database. Version 0 is where the migrations begin, so a
+ * file at 0 that already holds tables (SQLite's own aside) was not made by this service:
+ * migrating it would add the plant store's tables to that application's, and switch its
+ * file to WAL mode. Call before anything is written to the file.
+ */
+export function refuseForeign (db: Database.Database): void {
+  if (Number(db.pragma('user_version', { simple: true })) !== 0) return
+  const names = db.prepare<[], string>(
+    "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+  ).pluck().all()
+  if (names.length === 0) return
+  const more = names.length > NAMED_TABLES ? ` and ${names.length - NAMED_TABLES} more` : ''
+  throw new Error(`it holds tables that are not the plant store's (${names.slice(0, NAMED_TABLES).join(', ')}${more}) ` +
+    'and was left untouched: name a new file, or the plant store\'s own')
+}
+
 /** Brings the database up to SCHEMA_VERSION; refuses a database newer than this code. */
 export function migrate (db: Database.Database): void {
   const current = Number(db.pragma('user_version', { simple: true }))

@@ -7,7 +7,7 @@ import { codeOf, PlantRejected } from './errors.js'
 import { FileIdentity } from './file-identity.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
-import { migrate } from './sqlite-schema.js'
+import { migrate, refuseForeign } from './sqlite-schema.js'
 import { SqliteWebhooks } from './sqlite-webhooks.js'
 import { WalSync } from './wal-sync.js'
 import {
@@ -65,6 +65,9 @@ export class SqliteStore implements PlantStore {
     this.#db = new Database(path, { timeout: LOCK_PATIENCE_MS })
     this.#outage = new Outage(log, 'SQLite')
     try {
+      // Before anything is written to the file: WAL mode is kept in it too.
+      refuseForeign(this.#db)
+      refuseReadOnly(this.#db)
       // A file system without shared memory (some network ones) leaves SQLite in its
       // rollback journal, which WalSync cannot make durable: refuse to start instead.
       if (this.#db.pragma('journal_mode = WAL', { simple: true }) !== 'wal' && path !== ':memory:') {
@@ -285,6 +288,27 @@ export class SqliteStore implements PlantStore {
       if (!UNAVAILABLE.test(codeOf(err))) throw err
       throw this.#outage.fail(err, writing)
     }
+  }
+}
+
+/**
+ * SQLite opens a file it may not write (another owner's, a read-only mount, an immutable
+ * file) for reading only, without a word, and every write then fails: the service would
+ * start ready and store no plant. A write, rolled back at once, finds out.
+ */
+function refuseReadOnly (db: Database.Database): void {
+  db.exec('BEGIN')
+  try {
+    db.pragma(`user_version = ${Number(db.pragma('user_version', { simple: true }))}`)
+  } catch (err) {
+    if (codeOf(err).startsWith('SQLITE_READONLY')) {
+      throw new Error('it is read-only to the service (its owner or mode, an immutable attribute, a read-only mount?): no plant could be stored', { cause: err })
+    }
+    // Another writer's lock says nothing of the file; the first writes meet it as an outage.
+    if (!codeOf(err).startsWith('SQLITE_BUSY')) throw err
+  } finally {
+    // Some errors end the transaction themselves.
+    if (db.inTransaction) db.exec('ROLLBACK')
   }
 }
 

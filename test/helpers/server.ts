@@ -186,12 +186,18 @@ async function send (t: Test, port: number, chunks: string[], { gapMs = 0, until
   return { ms: await closed, text }
 }
 
-/** Runs src/server.ts expecting it to refuse to start; resolves with its exit code and stderr. */
-export async function failedStart (env: NodeJS.ProcessEnv): Promise<{ code: number | null, stderr: string }> {
+/**
+ * Runs src/server.ts expecting it to refuse to start; resolves with its exit code and
+ * stderr. One that starts after all is killed past `deadlineMs` (code null): the test
+ * fails on its code, not on tap's timeout minutes later.
+ */
+export async function failedStart (env: NodeJS.ProcessEnv, deadlineMs = 30_000): Promise<{ code: number | null, stderr: string }> {
   const child = spawnService(env, ['ignore', 'ignore', 'pipe'])
   let stderr = ''
   child.stderr!.on('data', (chunk) => { stderr += chunk })
+  const timer = setTimeout(() => child.kill('SIGKILL'), deadlineMs)
   const [code] = await once(child, 'exit')
+  clearTimeout(timer)
   return { code, stderr }
 }
 
