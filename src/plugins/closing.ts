@@ -1,16 +1,50 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ShuttingDown, withHeaders } from '../http/errors.js'
 
 /**
- * Once the app starts closing, requests still arriving on open connections are
- * answered 503 in the Error shape (Fastify's own 503 has its default body) with
- * `Connection: close`, while those already in flight finish. A plugin with
- * fastify-plugin because the hook must guard every route.
+ * Once the app starts closing, the requests in flight finish and each connection goes as
+ * soon as it carries none: one with nothing in flight is closed at once, and the last
+ * answer in flight on the others says `Connection: close`. A request still arriving on
+ * one is never handled: it is answered 503 in the Error shape (Fastify's own 503 has its
+ * default body) with `Connection: close`, unless the answer before it closes the
+ * connection first. A plugin with fastify-plugin because the hook must guard every route.
  */
 async function refuseWhileClosing (app: FastifyInstance): Promise<void> {
   let closing = false
-  app.addHook('preClose', async () => { closing = true })
+  // Node's server.close() closes only the connections between two requests, and stops
+  // the header and request deadlines: one that has sent nothing (a browser's pre-connect,
+  // a load balancer's spare) or part of a request would hold the close for all of
+  // SHUTDOWN_GRACE_MS. Fastify's forceCloseConnections closes Node's idle ones or all.
+  // So each connection is kept here with the answers under way on it, oldest first.
+  const connections = new Map<Socket, Set<ServerResponse>>()
+  app.server.on('connection', (socket: Socket) => {
+    connections.set(socket, new Set())
+    socket.once('close', () => connections.delete(socket))
+  })
+  app.server.on('request', (request: IncomingMessage, answer: ServerResponse) => {
+    const answers = connections.get(request.socket)
+    if (answers === undefined) return
+    answers.add(answer)
+    answer.once('close', () => answers.delete(answer))
+  })
+  app.addHook('preClose', async () => {
+    closing = true
+    for (const [socket, answers] of connections) {
+      const last = [...answers].at(-1)
+      // Nothing of a request that has not fully arrived reached a handler, so closing
+      // its connection loses nothing; its client may send it again, elsewhere. An answer
+      // instead would be unsolicited on a silent connection, and on a half-sent request
+      // could be lost in the reset that closing a connection still receiving causes.
+      if (last === undefined) socket.destroy()
+      // Told, the client sends its next request on another connection; Node ends this one
+      // once the answer is out (an earlier answer closing it would lose those after it).
+      // Kept alive, it would hold the close until KEEP_ALIVE_TIMEOUT_MS.
+      else if (!last.headersSent) last.setHeader('connection', 'close')
+    }
+  })
   app.addHook('onRequest', (_request, _reply, done) => {
     if (!closing) return done()
     done(withHeaders(new ShuttingDown(), { connection: 'close' }))
