@@ -158,8 +158,15 @@ t.test('both 429s: a token past its rate, an address locked out', async (t) => {
 
 t.test('each 503: store_busy, overloaded, store_unavailable, shutting_down', async (t) => {
   t.test('store_busy', async (t) => {
-    const { call } = await serve(t, { WRITE_QUEUE_LIMIT_BYTES: '1024', DATABASE_URL: `sqlite:${t.testdir()}/plants.db` })
-    // 1024 bytes hold eight creates waiting for their commit: the rest of a burst is refused at once.
+    const path = `${t.testdir()}/plants.db`
+    const { call } = await serve(t, { WRITE_QUEUE_LIMIT_BYTES: '1024', DATABASE_URL: `sqlite:${path}` })
+    // Another writer holds the lock for 100 ms, well within the 250 ms a batch waits for
+    // it: the creates of the burst wait behind the first batch meanwhile, and 1024 bytes
+    // hold eight of them. The rest is refused at once.
+    const locker = new Database(path)
+    t.teardown(() => locker.close())
+    locker.exec('BEGIN IMMEDIATE')
+    setTimeout(() => locker.exec('COMMIT'), 100)
     const answers = await Promise.all(Array.from({ length: 40 }, async (_, id) =>
       await call(t, { method: 'POST', path: '/plants', url: '/plants', headers: AUTH, body: { id, name: 'p' }, status: [200, 503], code: 'store_busy' })))
     t.ok(answers.some(({ res }) => res.status === 503), 'some answered 503')
