@@ -18,27 +18,25 @@ async function refuseWhileClosing (app: FastifyInstance): Promise<void> {
   // the header and request deadlines: one that has sent nothing (a browser's pre-connect,
   // a load balancer's spare) or part of a request would hold the close for all of
   // SHUTDOWN_GRACE_MS. Fastify's forceCloseConnections closes Node's idle ones or all.
-  // So each connection is kept here with the answers under way on it, oldest first.
-  const connections = new Map<Socket, Set<ServerResponse>>()
+  // So each connection is kept here with the last answer begun on it: a connection's
+  // answers go out in turn, so once that one is finished, none is under way there.
+  const connections = new Map<Socket, ServerResponse | undefined>()
   app.server.on('connection', (socket: Socket) => {
-    connections.set(socket, new Set())
+    connections.set(socket, undefined)
     socket.once('close', () => connections.delete(socket))
   })
   app.server.on('request', (request: IncomingMessage, answer: ServerResponse) => {
-    const answers = connections.get(request.socket)
-    if (answers === undefined) return
-    answers.add(answer)
-    answer.once('close', () => answers.delete(answer))
+    connections.set(request.socket, answer)
   })
   app.addHook('preClose', async () => {
     closing = true
-    for (const [socket, answers] of connections) {
-      const last = [...answers].at(-1)
+    for (const [socket, last] of connections) {
       // Nothing of a request that has not fully arrived reached a handler, so closing
       // its connection loses nothing; its client may send it again, elsewhere. An answer
       // instead would be unsolicited on a silent connection, and on a half-sent request
       // could be lost in the reset that closing a connection still receiving causes.
-      if (last === undefined) socket.destroy()
+      // Ended first: the last answer's bytes still on their way go out before it closes.
+      if (last === undefined || last.writableFinished) socket.end(() => socket.destroy())
       // Told, the client sends its next request on another connection; Node ends this one
       // once the answer is out (an earlier answer closing it would lose those after it).
       // Kept alive, it would hold the close until KEEP_ALIVE_TIMEOUT_MS.
