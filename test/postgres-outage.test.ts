@@ -125,6 +125,23 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.same(service.stdout.filter((line) => /"level":60|fatal error/.test(line)), [], 'nothing fatal logged')
   })
 
+  t.test('a statement sent just as the server ends its connection for being idle runs again on another: every request served', async (t) => {
+    const url = await server.createDatabase('idle_race')
+    const admin = await pgClient(t, url)
+    // Sessions end after 40 ms idle, and reads come about that far apart: some are sent
+    // on a connection the server is ending at that moment (SQLSTATE 57P05).
+    await admin.query('ALTER DATABASE idle_race SET idle_session_timeout = 40')
+    const service = await serviceHoldingPlant(t, url)
+    const statuses: number[] = []
+    for (let read = 0; read < 300; read++) {
+      statuses.push((await service.request('GET', '/plants/1')).statusCode)
+      await sleep(35 + Math.random() * 10)
+    }
+    t.same(statuses.filter((status) => status !== 200), [], 'every read answered 200')
+    await logsArrived()
+    t.same(service.stdout.filter((line) => /"level":(50|60)/.test(line)), [], 'no outage, nothing else went wrong')
+  })
+
   t.test('connections the server closes while idle (idle_session_timeout, pg_terminate_backend): replaced, every request served, the store never down', async (t) => {
     const url = await server.createDatabase('idle_closed')
     const admin = await pgClient(t, url)

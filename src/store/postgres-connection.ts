@@ -35,6 +35,9 @@ const CANCELLED_SQLSTATE = '57014'
 // A running statement whose connection the server ended (57P01): pg_terminate_backend
 // on that one session, or a shutdown, which the next connection tells apart.
 const ENDED_SQLSTATE = '57P01'
+// The server ended an idle session (idle_session_timeout) as a statement was on its way
+// to it: the session was ended before it read the statement, which never ran.
+const IDLE_ENDED_SQLSTATE = '57P05'
 // Errors that roll a statement back for a concurrent one's sake, class 40: a
 // serialization failure (on a server whose default isolation is stricter than the READ
 // COMMITTED the statements are written for) or a deadlock. The statement can run again.
@@ -86,6 +89,11 @@ export function connectionEnded (err: unknown): boolean {
 /** True when the server has no slot for another connection: max_connections, or a role's or database's CONNECTION LIMIT. */
 export function noConnectionSlot (err: unknown): boolean {
   return codeOf(err) === '53300'
+}
+
+/** True when the server ended the statement's connection for being idle before it read the statement: it can run again, on another connection. */
+export function endedIdle (err: unknown): boolean {
+  return codeOf(err) === IDLE_ENDED_SQLSTATE
 }
 
 /** True when PostgreSQL rolled the statement back for a concurrent one's sake: it can run again. */
