@@ -160,15 +160,26 @@ t.test('each 503: store_busy, overloaded, store_unavailable, shutting_down', asy
   t.test('store_busy', async (t) => {
     const path = `${t.testdir()}/plants.db`
     const { call } = await serve(t, { WRITE_QUEUE_LIMIT_BYTES: '1024', DATABASE_URL: `sqlite:${path}` })
-    // Another writer holds the lock for 100 ms, well within the 250 ms a batch waits for
-    // it: the creates of the burst wait behind the first batch meanwhile, and 1024 bytes
-    // hold eight of them. The rest is refused at once.
+    // Another writer holds the lock until the first store_busy (200 ms at most, within the
+    // 250 ms a batch waits for it): the first create of the burst waits for it, and as one
+    // plant of 450 characters (1 KiB as the queue counts it) fills the queue, every create
+    // arriving meanwhile is refused at once.
     const locker = new Database(path)
     t.teardown(() => locker.close())
     locker.exec('BEGIN IMMEDIATE')
-    setTimeout(() => locker.exec('COMMIT'), 100)
-    const answers = await Promise.all(Array.from({ length: 40 }, async (_, id) =>
-      await call(t, { method: 'POST', path: '/plants', url: '/plants', headers: AUTH, body: { id, name: 'p' }, status: [200, 503], code: 'store_busy' })))
+    let locked = true
+    const unlock = (): void => {
+      if (locked) locker.exec('COMMIT')
+      locked = false
+    }
+    const timer = setTimeout(unlock, 200)
+    const answers = await Promise.all(Array.from({ length: 40 }, async (_, id) => {
+      const answer = await call(t, { method: 'POST', path: '/plants', url: '/plants', headers: AUTH, body: { id, name: 'p'.repeat(450) }, status: [200, 503], code: 'store_busy' })
+      if (answer.res.status === 503) unlock()
+      return answer
+    }))
+    clearTimeout(timer)
+    unlock()
     t.ok(answers.some(({ res }) => res.status === 503), 'some answered 503')
   })
 
