@@ -133,7 +133,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     await admin.query('ALTER DATABASE idle_race SET idle_session_timeout = 40')
     const service = await serviceHoldingPlant(t, url)
     const statuses: number[] = []
-    for (let read = 0; read < 300; read++) {
+    for (let read = 0; read < 200; read++) {
       statuses.push((await service.request('GET', '/plants/1')).statusCode)
       await sleep(35 + Math.random() * 10)
     }
