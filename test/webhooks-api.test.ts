@@ -740,7 +740,7 @@ t.test('property: any url is answered 201 or 400, and only an address literal is
     seen.refused++
     const message = expectRefusal(res, url)
     if (host !== undefined && isIP(host) === 0 && /^https:/i.test(url) && !/[@]/.test(url) && url.length <= URL_MAX_LENGTH &&
-      !/is not a public address|does not resolve|longer than 100 characters/.test(message)) {
+      !/is not a public address|does not resolve|longer than 100 characters|port must be from 1 to 65535/.test(message)) {
       throw new Error(`${JSON.stringify(url)} with a name was refused for another reason: ${message}`)
     }
   }), { seed, numRuns })
