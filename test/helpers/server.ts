@@ -201,6 +201,11 @@ export async function failedStart (env: NodeJS.ProcessEnv, deadlineMs = 30_000):
   return { code, stderr }
 }
 
+/** The lines a process logged at error or fatal level: a test that expects nothing to go wrong holds them to none. */
+export function errorLines (stdout: string[]): string[] {
+  return stdout.filter((line) => /"level":(50|60)/.test(line))
+}
+
 /**
  * Resolves once every line the service has logged so far has reached `stdout`: it
  * writes its log in blocks, each line within FLUSH_MS. A test that checks a line is
