@@ -150,6 +150,17 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.same(errorLines(service.stdout), [], 'no outage, nothing else went wrong')
   })
 
+  t.test('a new connection ended at its start, before a statement was sent on it: the statement runs on another, every request served, the store never down', async (t) => {
+    const { app, relay } = await appBehindRelay(t, await server.createDatabase('ended_at_start'))
+    t.equal((await postPlant(app, { id: 1, name: 'p1' })).statusCode, 200, 'plant 1 created')
+    // Eight reads at once open new connections; the first two of those are ended as they
+    // start: node-postgres hands each out, then refuses the statement unsent.
+    relay.endAtStart(2)
+    const reads = await Promise.all(Array.from({ length: 8 }, async () => await app.inject({ url: '/plants/1', headers: AUTH })))
+    t.same(reads.map((res) => res.statusCode), reads.map(() => 200), 'every read answered 200')
+    t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200, 'the store never down')
+  })
+
   t.test('connections the server closes while idle (idle_session_timeout, pg_terminate_backend): replaced, every request served, the store never down', async (t) => {
     // Sessions the service opens are closed by the server after 300 ms idle.
     const { admin, service } = await serviceEndedWhenIdle(t, server, 'idle_closed', 300)

@@ -38,6 +38,10 @@ const ENDED_SQLSTATE = '57P01'
 // The server ended an idle session (idle_session_timeout) as a statement was on its way
 // to it: the session was ended before it read the statement, which never ran.
 const IDLE_ENDED_SQLSTATE = '57P05'
+// node-postgres refuses a statement, without sending it, on a connection that has already
+// failed or is closing: the pool can hand one out in the moment between the server ending
+// it and the pool hearing of it.
+const NOT_SENT_MESSAGE = /^Client (has encountered a connection error|was closed) and is not queryable$/
 // Errors that roll a statement back for a concurrent one's sake, class 40: a
 // serialization failure (on a server whose default isolation is stricter than the READ
 // COMMITTED the statements are written for) or a deadlock. The statement can run again.
@@ -91,9 +95,15 @@ export function noConnectionSlot (err: unknown): boolean {
   return codeOf(err) === '53300'
 }
 
-/** True when the server ended the statement's connection for being idle before it read the statement: it can run again, on another connection. */
-export function endedIdle (err: unknown): boolean {
-  return codeOf(err) === IDLE_ENDED_SQLSTATE
+/**
+ * True when the statement never ran because its connection was gone before it was read:
+ * the server ended it for being idle, or node-postgres knew it broken and did not send
+ * it. It can run again, on another connection.
+ */
+export function neverRan (err: unknown): boolean {
+  if (codeOf(err) === IDLE_ENDED_SQLSTATE) return true
+  const { message } = err as { message?: unknown }
+  return typeof message === 'string' && NOT_SENT_MESSAGE.test(message)
 }
 
 /** True when PostgreSQL rolled the statement back for a concurrent one's sake: it can run again. */

@@ -3,7 +3,7 @@ import pg from 'pg'
 import { StoreUnavailable } from './errors.js'
 import { GroupCommit } from './group-commit.js'
 import { Outage } from './outage.js'
-import { connectionEnded, endedIdle, noConnectionSlot, poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
+import { connectionEnded, neverRan, noConnectionSlot, poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.js'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
 import { PostgresWebhooks } from './postgres-webhooks.js'
@@ -186,7 +186,7 @@ export class PostgresStore implements PlantStore {
    * one's sake runs again.
    */
   async #query<R extends pg.QueryResultRow = pg.QueryResultRow> (text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    let idleEnded = 0
+    let goneConnections = 0
     for (let run = 1; ; run++) {
       this.#available()
       let client: pg.PoolClient | undefined
@@ -205,16 +205,18 @@ export class PostgresStore implements PlantStore {
         // a new one may reach the primary).
         const concurrent = rolledBack(err)
         client?.release(refused(err) || concurrent ? undefined : err as Error)
-        // A statement sent as the server ended its idle connection never ran: it runs
-        // again, on another connection (test/postgres-outage.test.ts met it as a 500). The
-        // pool's other idle connections may be ending too; each such run removes one, so
-        // it is not counted, up to one run a connection the pool may hold: it opens a new
+        // A statement sent as the server ended its idle connection, or handed a connection
+        // already broken, never ran: it runs again, on another connection
+        // (test/postgres-outage.test.ts met both, as a 500 and as an outage). The pool's
+        // other idle connections may be ending too; each such run removes one, so it is
+        // not counted, up to one run a connection the pool may hold: it opens a new
         // connection once they are gone.
-        if (endedIdle(err) && idleEnded++ < this.#poolSize) {
+        const notRun = neverRan(err)
+        if (notRun && goneConnections++ < this.#poolSize) {
           run--
           continue
         }
-        if (concurrent || endedIdle(err) || (noConnectionSlot(err) && this.#keepToOpenConnections(err))) {
+        if (concurrent || notRun || (noConnectionSlot(err) && this.#keepToOpenConnections(err))) {
           if (run < STATEMENT_RUNS) continue
           this.#log.warn({ err, runs: run }, 'a statement did not complete in any of its runs; answering 503')
           throw new StoreUnavailable({ cause: err })

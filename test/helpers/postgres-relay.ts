@@ -14,10 +14,18 @@ export interface Relay {
    * made after that go through: the server is back at once.
    */
   terminate: () => void
+  /**
+   * Ends the next `count` connections as PostgreSQL's idle_session_timeout does when the
+   * service reads late: the end of their start (ReadyForQuery) and a FATAL 57P05 arrive
+   * in one packet, before the service has sent anything on them.
+   */
+  endAtStart: (count: number) => void
 }
 
 // PostgreSQL's ErrorResponse for a fast shutdown, as each backend sends it.
 const FATAL_SHUTDOWN = errorResponse({ S: 'FATAL', V: 'FATAL', C: '57P01', M: 'terminating connection due to administrator command' })
+// PostgreSQL's ErrorResponse for a session ended at its idle_session_timeout.
+const FATAL_IDLE = errorResponse({ S: 'FATAL', V: 'FATAL', C: '57P05', M: 'terminating connection due to idle-session timeout' })
 // After terminate, a connection that has answered no statement within this long is idle, and ended.
 const IDLE_END_MS = 200
 
@@ -39,8 +47,11 @@ export async function startRelay (t: Test, target: string): Promise<Relay> {
   const ending = new Map<Socket, () => void>()
   let frozen = false
   let terminating = false
+  let endingAtStart = 0
   const relay = createServer((client) => {
     const upstream = tcpConnect(Number(to.port), to.hostname)
+    let endAtStart = endingAtStart > 0
+    if (endAtStart) endingAtStart--
     const end = (chunk: Buffer = Buffer.alloc(0)): void => {
       ending.delete(upstream)
       client.end(Buffer.concat([chunk, FATAL_SHUTDOWN]))
@@ -51,7 +62,11 @@ export async function startRelay (t: Test, target: string): Promise<Relay> {
       sockets.add(from)
       if (frozen) from.pause()
       from.on('data', (chunk: Buffer) => {
-        if (terminating && from === upstream && readyForQuery(chunk)) end(chunk)
+        if (endAtStart && from === upstream && readyForQuery(chunk)) {
+          endAtStart = false
+          client.end(Buffer.concat([chunk, FATAL_IDLE]))
+          upstream.destroy()
+        } else if (terminating && from === upstream && readyForQuery(chunk)) end(chunk)
         else into.write(chunk)
       })
       from.on('error', () => {})
@@ -86,7 +101,8 @@ export async function startRelay (t: Test, target: string): Promise<Relay> {
         for (const upstream of open) ending.get(upstream)?.()
         terminating = false
       }, IDLE_END_MS)
-    }
+    },
+    endAtStart: (count) => { endingAtStart = count }
   }
 }
 
