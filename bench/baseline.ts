@@ -10,10 +10,10 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { NewPlant, type StoredPlant } from '../schemas/index.js'
-import { ALL_SCOPES } from '../schemas/scopes.js'
-import { parseJsonBody } from '../src/http/json-body.js'
-import { hashToken, TokenRegistry } from '../src/tokens/registry.js'
+import { NewPlant, type StoredPlant } from '../schemas/index.ts'
+import { ALL_SCOPES } from '../schemas/scopes.ts'
+import { parseJsonBody } from '../src/http/json-body.ts'
+import { hashToken, TokenRegistry } from '../src/tokens/registry.ts'
 
 const registry = new TokenRegistry([{ name: 'bench', hash: hashToken(process.env.API_TOKENS ?? ''), scopes: new Set(ALL_SCOPES) }])
 const isNewPlant = TypeCompiler.Compile(NewPlant)

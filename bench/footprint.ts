@@ -10,14 +10,14 @@
 import { existsSync, mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import type { LoadGenerator } from './load.js'
-import { memoryKb } from './machine.js'
-import { fill, idBlock } from './measure.js'
-import { stop } from './processes.js'
-import { socketErrors, type Footprint, type LoadResult, type SizeRate } from './results.js'
-import { createPlant, getPageAfter, getPlant, SMALL_STORE, type RequestSpec, type ServerSpec } from './scenarios.js'
-import { type Server, startServer } from './server.js'
-import { fail, settings } from './settings.js'
+import type { LoadGenerator } from './load.ts'
+import { memoryKb } from './machine.ts'
+import { fill, idBlock } from './measure.ts'
+import { stop } from './processes.ts'
+import { socketErrors, type Footprint, type LoadResult, type SizeRate } from './results.ts'
+import { createPlant, getPageAfter, getPlant, SMALL_STORE, type RequestSpec, type ServerSpec } from './scenarios.ts'
+import { type Server, startServer } from './server.ts'
+import { fail, settings } from './settings.ts'
 
 // Reads before creates, so that they find exactly the plants filled; with the ids a read
 // cycles over: a page starts at most 100 plants from the end, so every page is full

@@ -8,12 +8,12 @@
  * them and the baseline's, what Fastify costs.
  */
 import Fastify from 'fastify'
-import { NewPlant, Plant, PlantIdParams, PlantListQuery, ref, sharedSchemas, StoredPlant } from '../schemas/index.js'
-import { ALL_SCOPES } from '../schemas/scopes.js'
-import { parseJsonBody } from '../src/http/json-body.js'
-import { buildValidatorCompiler } from '../src/http/validation.js'
-import { listPlants } from '../src/plants/route-schemas.js'
-import { hashToken, TokenRegistry } from '../src/tokens/registry.js'
+import { NewPlant, Plant, PlantIdParams, PlantListQuery, ref, sharedSchemas, StoredPlant } from '../schemas/index.ts'
+import { ALL_SCOPES } from '../schemas/scopes.ts'
+import { parseJsonBody } from '../src/http/json-body.ts'
+import { buildValidatorCompiler } from '../src/http/validation.ts'
+import { listPlants } from '../src/plants/route-schemas.ts'
+import { hashToken, TokenRegistry } from '../src/tokens/registry.ts'
 
 const registry = new TokenRegistry([{ name: 'bench', hash: hashToken(process.env.API_TOKENS ?? ''), scopes: new Set(ALL_SCOPES) }])
 const plants = new Map<bigint, StoredPlant>()

@@ -7,10 +7,10 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
-import { onPath, pinned, track } from './processes.js'
-import type { LoadResult } from './results.js'
-import type { RequestSpec } from './scenarios.js'
-import { BENCH, fail, ROOT, settings, TOKEN } from './settings.js'
+import { onPath, pinned, track } from './processes.ts'
+import type { LoadResult } from './results.ts'
+import type { RequestSpec } from './scenarios.ts'
+import { BENCH, fail, ROOT, settings, TOKEN } from './settings.ts'
 
 export interface LoadOptions {
   port: number

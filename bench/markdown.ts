@@ -4,8 +4,8 @@
  * footprint table. bench/run.ts prints it as it goes, bench/report.ts later from the
  * JSON; each section also says whether its rows are valid (the exit code).
  */
-import type { CpuSample } from './machine.js'
-import { errorSummary, median, rowErrors, rps, socketErrors, type BenchResults, type Footprint, type LoadResult, type Measured } from './results.js'
+import type { CpuSample } from './machine.ts'
+import { errorSummary, median, rowErrors, rps, socketErrors, type BenchResults, type Footprint, type LoadResult, type Measured } from './results.ts'
 
 /** Above this share of a core used by processes not ours, a row is flagged as noisy. */
 const NOISE = 0.1

@@ -7,14 +7,14 @@
 import { randomInt } from 'node:crypto'
 import { mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import type { LoadGenerator, LoadOptions } from './load.js'
-import { cpuUse, memoryKb, snapshot } from './machine.js'
-import { stop } from './processes.js'
-import { errorSummary, socketErrors, type LoadResult, type Row } from './results.js'
-import { createPlant, type Scenario } from './scenarios.js'
-import { firstLoggedError, notableLogLines, startServer, tail, type Server } from './server.js'
-import { fail, settings } from './settings.js'
-import { pendingDeliveries, startReceiver, subscribe } from './webhook.js'
+import type { LoadGenerator, LoadOptions } from './load.ts'
+import { cpuUse, memoryKb, snapshot } from './machine.ts'
+import { stop } from './processes.ts'
+import { errorSummary, socketErrors, type LoadResult, type Row } from './results.ts'
+import { createPlant, type Scenario } from './scenarios.ts'
+import { firstLoggedError, notableLogLines, startServer, tail, type Server } from './server.ts'
+import { fail, settings } from './settings.ts'
+import { pendingDeliveries, startReceiver, subscribe } from './webhook.ts'
 
 // Each run takes ids from its own block, so a measured run never repeats a warm-up's
 // id (which would be a cheap retry, not a create). The first block is random so that

@@ -6,7 +6,7 @@
 import type { ChildProcess } from 'node:child_process'
 import { accessSync, constants } from 'node:fs'
 import { delimiter, join } from 'node:path'
-import { cpuCount } from './machine.js'
+import { cpuCount } from './machine.ts'
 
 const children = new Set<ChildProcess>()
 

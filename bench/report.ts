@@ -8,8 +8,8 @@
  *
  * The rows shown are the median runs, as in the table. It measures nothing itself.
  */
-import { int, ms, noise, render, table } from './markdown.js'
-import { median, readResults, rowErrors, rps, type BenchResults, type Row } from './results.js'
+import { int, ms, noise, render, table } from './markdown.ts'
+import { median, readResults, rowErrors, rps, type BenchResults, type Row } from './results.ts'
 
 const change = (from: number, to: number): string => from === 0 ? '–' : `${to >= from ? '+' : ''}${((to - from) / from * 100).toFixed(1)}%`
 

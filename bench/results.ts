@@ -5,8 +5,8 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import type { CpuUse } from './machine.js'
-import type { RequestSpec } from './scenarios.js'
+import type { CpuUse } from './machine.ts'
+import type { RequestSpec } from './scenarios.ts'
 
 /** What a load generator reports: wrk (bench/request.lua) and autocannon alike. */
 export interface LoadResult {

@@ -4,8 +4,8 @@
  * The servers and the create request are also what the footprint section fills.
  */
 import { join } from 'node:path'
-import { postgresUnavailable } from '../scripts/postgres-cluster.js'
-import { BENCH, SERVICE_ENTRY, SERVICE_NODE_FLAGS } from './settings.js'
+import { postgresUnavailable } from '../scripts/postgres-cluster.ts'
+import { BENCH, SERVICE_ENTRY, SERVICE_NODE_FLAGS } from './settings.ts'
 
 export interface RequestSpec {
   method: string

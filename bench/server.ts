@@ -9,10 +9,10 @@ import { connect } from 'node:net'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { freePort } from '../scripts/free-port.js'
-import { pinned, spawnError, stop, track } from './processes.js'
-import type { ServerSpec } from './scenarios.js'
-import { fail, ROOT, TOKEN } from './settings.js'
+import { freePort } from '../scripts/free-port.ts'
+import { pinned, spawnError, stop, track } from './processes.ts'
+import type { ServerSpec } from './scenarios.ts'
+import { fail, ROOT, TOKEN } from './settings.ts'
 
 export interface Server {
   child: ChildProcess

@@ -6,7 +6,7 @@
  */
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { fail, TOKEN } from './settings.js'
+import { fail, TOKEN } from './settings.ts'
 
 export interface Receiver {
   url: string

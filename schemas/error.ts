@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import type { ErrorHeader } from './headers.js'
+import type { ErrorHeader } from './headers.ts'
 
 /** One entry of ERROR_CODES. */
 export interface ErrorEntry {

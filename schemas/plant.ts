@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Int64 } from './int64.js'
-import { Text } from './text.js'
+import { Int64 } from './int64.ts'
+import { Text } from './text.ts'
 
 // Bounded so that no plant can be too large for any engine's rows or indexes, and a
 // page of them stays a few MiB; counted in Unicode code points.

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox'
-import { always, sentWith } from './headers.js'
+import { always, sentWith } from './headers.ts'
 
 /**
  * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), in the order

@@ -1,6 +1,6 @@
-import { ERROR_CODES, ErrorBody, type ErrorCode, type ErrorEntry } from './error.js'
-import { always, ERROR_HEADERS, sentWith, type ErrorHeader } from './headers.js'
-import { ref } from './ref.js'
+import { ERROR_CODES, ErrorBody, type ErrorCode, type ErrorEntry } from './error.ts'
+import { always, ERROR_HEADERS, sentWith, type ErrorHeader } from './headers.ts'
+import { ref } from './ref.ts'
 
 // The catalogue, each entry seen with the fields any may have.
 const catalogue: Record<ErrorCode, ErrorEntry> = ERROR_CODES

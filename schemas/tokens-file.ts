@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { ALL_SCOPES, Scope } from './scopes.js'
+import { ALL_SCOPES, Scope } from './scopes.ts'
 
 // Each description is the rule, worded to follow "must be": a refusal of the file quotes it.
 export const TokenEntry = Type.Object({

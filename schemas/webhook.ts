@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
-import { Int64 } from './int64.js'
+import { Int64 } from './int64.ts'
 
 /** The one event this service announces: a plant was created. */
 export const PLANT_CREATED = 'plant.created'

@@ -1,5 +1,5 @@
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
+import { buildApp } from '../src/app.ts'
+import { loadConfig } from '../src/config.ts'
 
 /** The OpenAPI document as the app generates it from its routes: what openapi.yaml must say. */
 export async function generateContract (): Promise<string> {

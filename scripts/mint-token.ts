@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, renameSync, writeFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import type { TokenEntry } from '../schemas/tokens-file.js'
-import { checkEntries, namedMoment, readEntries } from '../src/tokens/file.js'
-import { hashToken } from '../src/tokens/registry.js'
+import type { TokenEntry } from '../schemas/tokens-file.ts'
+import { checkEntries, namedMoment, readEntries } from '../src/tokens/file.ts'
+import { hashToken } from '../src/tokens/registry.ts'
 
 // `npm run token -- --name importer --scopes plants:write [--expires 2027-01-01] [--file tokens.json]`:
 // prints a new token once on stdout, and its entry for API_TOKENS_FILE on stderr, or

@@ -1,5 +1,5 @@
 import { writeFile } from 'node:fs/promises'
-import { generateContract } from './contract.js'
+import { generateContract } from './contract.ts'
 
 // `npm run openapi`: rewrites the committed contract from the routes' schemas.
 await writeFile('openapi.yaml', await generateContract())

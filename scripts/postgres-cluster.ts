@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { freePort } from './free-port.js'
+import { freePort } from './free-port.ts'
 
 /** Where the cluster's clean-up is registered: a tap test's `t`, or the bench's own list. */
 export interface Teardowns {

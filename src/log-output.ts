@@ -1,5 +1,5 @@
 import { writev, writeSync } from 'node:fs'
-import { monotonicMs } from './monotonic-clock.js'
+import { monotonicMs } from './monotonic-clock.ts'
 
 export interface LogOutputOptions {
   /** A block is written once it holds this many bytes… */

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os'
 import type { FastifyServerOptions } from 'fastify'
 import { stdSerializers } from 'pino'
-import { LogOutput } from './log-output.js'
+import { LogOutput } from './log-output.ts'
 
 const REDACTED = '[redacted]'
 

@@ -1,14 +1,14 @@
 // First: a Node too old to run the service is refused before anything else loads, and
 // then SIGHUP no longer ends the process.
-import './supported-node.js'
-import { onReload } from './reload-signal.js'
+import './supported-node.ts'
+import { onReload } from './reload-signal.ts'
 import type { AddressInfo } from 'node:net'
 import closeWithGrace from 'close-with-grace'
-import { buildApp } from './app.js'
-import { loadConfig } from './config.js'
-import { flushLog } from './logger.js'
-import { startLine } from './start-line.js'
-import { devToken, devTokenFile } from './tokens/dev-token.js'
+import { buildApp } from './app.ts'
+import { loadConfig } from './config.ts'
+import { flushLog } from './logger.ts'
+import { startLine } from './start-line.ts'
+import { devToken, devTokenFile } from './tokens/dev-token.ts'
 
 function cannotStart (err: unknown): never {
   process.stderr.write(`plant-store: cannot start: ${err instanceof Error ? err.message : String(err)}\n`)

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net'
-import type { Config } from './config.js'
-import { VERSION } from './project.js'
-import { storeLocation } from './store/location.js'
+import type { Config } from './config.ts'
+import { VERSION } from './project.ts'
+import { storeLocation } from './store/location.ts'
 
 /**
  * The one line the service logs once it listens: its version, its Node, its store and

@@ -1,4 +1,4 @@
-import { NODE_RANGE } from './project.js'
+import { NODE_RANGE } from './project.ts'
 
 /**
  * Why this Node cannot run the service, or undefined when it can. Only a Node older than

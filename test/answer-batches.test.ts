@@ -1,6 +1,6 @@
 import { connect, type AddressInfo, type Socket } from 'node:net'
 import t from 'tap'
-import { AUTH, testApp } from './helpers/app.js'
+import { AUTH, testApp } from './helpers/app.ts'
 
 // Answers ready in one event-loop turn leave together (src/plugins/answer-batches.ts):
 // whatever goes wrong writing one of them must not hold up or fail the others.

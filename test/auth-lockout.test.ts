@@ -1,5 +1,5 @@
 import t from 'tap'
-import { Lockout } from '../src/plugins/auth-lockout.js'
+import { Lockout } from '../src/plugins/auth-lockout.ts'
 
 // The bound on the addresses tracked cannot be reached through HTTP in a test's time
 // (100,000 addresses); a small bound shows what a flood of addresses does to the counts.

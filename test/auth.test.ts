@@ -1,5 +1,5 @@
 import t from 'tap'
-import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
 
 const plant = { id: 1, name: 'Basil' }
 

@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t, { type Test } from 'tap'
-import { TOKEN } from './helpers/app.js'
-import { startReceiver } from './helpers/receiver.js'
-import { startServer, waitForLine, type RunningServer } from './helpers/server.js'
-import { retryUntil } from './helpers/wait.js'
-import { subscribe } from './helpers/webhook-client.js'
+import { TOKEN } from './helpers/app.ts'
+import { startReceiver } from './helpers/receiver.ts'
+import { startServer, waitForLine, type RunningServer } from './helpers/server.ts'
+import { retryUntil } from './helpers/wait.ts'
+import { subscribe } from './helpers/webhook-client.ts'
 
 // A machine's clock is set back (an NTP correction, a VM restored from a snapshot, an
 // operator): the service's wall clock jumps while its monotonic clock runs on. Debian's

@@ -3,9 +3,9 @@ import { fileURLToPath } from 'node:url'
 import fc from 'fast-check'
 import t from 'tap'
 import type { TSchema } from '@sinclair/typebox'
-import { Env } from '../schemas/env.js'
-import { ConfigError, loadConfig } from '../src/config.js'
-import { fuzzSettings } from './helpers/fuzz.js'
+import { Env } from '../schemas/env.ts'
+import { ConfigError, loadConfig } from '../src/config.ts'
+import { fuzzSettings } from './helpers/fuzz.ts'
 
 const README = readFileSync(new URL('../README.md', import.meta.url), 'utf8')
 

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { generateContract } from '../scripts/contract.js'
-import { testApp } from './helpers/app.js'
+import { generateContract } from '../scripts/contract.ts'
+import { testApp } from './helpers/app.ts'
 
 t.test('openapi.yaml is exactly what the app generates', async (t) => {
   const committed = await readFile('openapi.yaml', 'utf8')

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
 
 const APP = 'https://app.example.com'
 const DEV = 'http://localhost:5173'

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { TOKEN } from './helpers/app.js'
-import { ackedPlantsSurvive } from './helpers/acked-writes.js'
-import { startServer } from './helpers/server.js'
+import { TOKEN } from './helpers/app.ts'
+import { ackedPlantsSurvive } from './helpers/acked-writes.ts'
+import { startServer } from './helpers/server.ts'
 
 t.test('kill -9 in the middle of a stream of creates loses no acknowledged plant', async (t) => {
   const env = { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${t.testdir()}/plants.db` }

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { assertError, postPlant, testApp } from './helpers/app.js'
+import { assertError, postPlant, testApp } from './helpers/app.ts'
 
 t.test('a valid NewPlant answers 200 with the Plant, never the id', async (t) => {
   const app = await testApp(t)

@@ -1,8 +1,8 @@
 import { chmodSync, readdirSync, statSync, writeFileSync } from 'node:fs'
 import t from 'tap'
-import { loadConfig } from '../src/config.js'
-import { devToken } from '../src/tokens/dev-token.js'
-import { failedStart, logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.js'
+import { loadConfig } from '../src/config.ts'
+import { devToken } from '../src/tokens/dev-token.ts'
+import { failedStart, logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.ts'
 
 // Neither API_TOKENS nor API_TOKENS_FILE: the service makes its own token.
 const NO_TOKENS = { API_TOKENS: '', API_TOKENS_FILE: '' }

@@ -4,9 +4,9 @@ import { dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { chromium, type Locator, type Page, type Request } from 'playwright-core'
 import t, { type Test } from 'tap'
-import { NewPlant, PlantListQuery } from '../schemas/index.js'
-import { startServer } from './helpers/server.js'
-import { testToken, writeTokens } from './helpers/tokens.js'
+import { NewPlant, PlantListQuery } from '../schemas/index.ts'
+import { startServer } from './helpers/server.ts'
+import { testToken, writeTokens } from './helpers/tokens.ts'
 
 const CHROMIUM = '/usr/bin/chromium'
 // What works on this machine: no network, running as root (hence --no-sandbox).

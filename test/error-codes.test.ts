@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import { Value } from '@sinclair/typebox/value'
 import t from 'tap'
-import { ERROR_CODES, ErrorBody, type ErrorCode } from '../schemas/error.js'
-import { AUTH, TOKEN, assertError, postPlant, testApp } from './helpers/app.js'
-import { logsArrived, startServer, waitForLine } from './helpers/server.js'
+import { ERROR_CODES, ErrorBody, type ErrorCode } from '../schemas/error.ts'
+import { AUTH, TOKEN, assertError, postPlant, testApp } from './helpers/app.ts'
+import { logsArrived, startServer, waitForLine } from './helpers/server.ts'
 
 t.test('the document lists every code, and every error example is an Error of its status and code', async (t) => {
   const app = await testApp(t)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
 
 t.test('a body that is not JSON answers 415', async (t) => {
   const app = await testApp(t)

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { testApp } from './helpers/app.js'
-import { pointerSegment, schemaChecker, type Json } from './helpers/document.js'
+import { testApp } from './helpers/app.ts'
+import { pointerSegment, schemaChecker, type Json } from './helpers/document.ts'
 
 // Swagger UI's "Try it out" fills every parameter and request body with its example and
 // shows the example of every answer: without one it sends `{"id":0,"name":"string","tag":"string"}`

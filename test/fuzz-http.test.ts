@@ -1,10 +1,10 @@
 import fc from 'fast-check'
 import type { FastifyInstance, HTTPMethods, LightMyRequestResponse } from 'fastify'
 import t, { type Test } from 'tap'
-import { AUTH, TOKEN, testApp } from './helpers/app.js'
-import { pointerSegment, schemaChecker, type Json as Doc } from './helpers/document.js'
-import { errorShapeProblem } from './helpers/error-shape.js'
-import { fuzzSettings, propertyHolds } from './helpers/fuzz.js'
+import { AUTH, TOKEN, testApp } from './helpers/app.ts'
+import { pointerSegment, schemaChecker, type Json as Doc } from './helpers/document.ts'
+import { errorShapeProblem } from './helpers/error-shape.ts'
+import { fuzzSettings, propertyHolds } from './helpers/fuzz.ts'
 
 // Property-based HTTP fuzzing through app.inject: generated hostile requests (bodies,
 // paths, methods, query strings, header values, client addresses) and the properties
@@ -458,7 +458,8 @@ const createRequest = bodyRequest(validAuth, fc.constantFrom('application/json',
 // duplicate keys resolved as JSON.parse does (the last one wins).
 
 class JsonNumber {
-  constructor (readonly literal: string) {}
+  readonly literal: string
+  constructor (literal: string) { this.literal = literal }
 }
 type Json = null | boolean | string | JsonNumber | Json[] | Map<string, Json>
 

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import type { HTTPMethods } from 'fastify'
 import t from 'tap'
-import { ALL_SCOPES } from '../schemas/scopes.js'
-import { testApp } from './helpers/app.js'
-import { fuzzSettings, propertyHolds } from './helpers/fuzz.js'
-import { GUARDED, testToken, writeTokens, type TestToken } from './helpers/tokens.js'
+import { ALL_SCOPES } from '../schemas/scopes.ts'
+import { testApp } from './helpers/app.ts'
+import { fuzzSettings, propertyHolds } from './helpers/fuzz.ts'
+import { GUARDED, testToken, writeTokens, type TestToken } from './helpers/tokens.ts'
 
 // Property-based: no token, scope or header shape gets a request further than the
 // scopes of the one token it presents. One app holds a token for every combination of

@@ -1,10 +1,10 @@
 import { connect } from 'node:net'
 import fc from 'fast-check'
 import t from 'tap'
-import { TOKEN } from './helpers/app.js'
-import { errorShapeProblem } from './helpers/error-shape.js'
-import { fuzzSettings, propertyHolds } from './helpers/fuzz.js'
-import { startServer } from './helpers/server.js'
+import { TOKEN } from './helpers/app.ts'
+import { errorShapeProblem } from './helpers/error-shape.ts'
+import { fuzzSettings, propertyHolds } from './helpers/fuzz.ts'
+import { startServer } from './helpers/server.ts'
 
 // Property-based fuzzing of what app.inject cannot send: a request's bytes on the wire
 // (request line, Host, Expect, Upgrade, framing, header lines), to a real process. Some

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { assertError, testApp } from './helpers/app.js'
+import { assertError, testApp } from './helpers/app.ts'
 
 t.test('GET /health answers without a token and without touching the store', async (t) => {
   const app = await testApp(t)

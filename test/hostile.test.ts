@@ -1,7 +1,7 @@
 import t from 'tap'
-import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
-import { startServer } from './helpers/server.js'
-import { allPages } from './helpers/store-suite.js'
+import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.ts'
+import { startServer } from './helpers/server.ts'
+import { allPages } from './helpers/store-suite.ts'
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const
 // Each would fail to parse (400), be too large (413) or not JSON (415), were it read.

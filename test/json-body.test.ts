@@ -5,10 +5,10 @@ import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import fc from 'fast-check'
 import t, { type Test } from 'tap'
-import { InvalidJson } from '../src/http/errors.js'
-import { MAX_NESTING_DEPTH, MAX_NUMBER_LENGTH, MAX_VALUES, parseJsonBody } from '../src/http/json-body.js'
-import { assertError, postPlant, testApp } from './helpers/app.js'
-import { fuzzSettings } from './helpers/fuzz.js'
+import { InvalidJson } from '../src/http/errors.ts'
+import { MAX_NESTING_DEPTH, MAX_NUMBER_LENGTH, MAX_VALUES, parseJsonBody } from '../src/http/json-body.ts'
+import { assertError, postPlant, testApp } from './helpers/app.ts'
+import { fuzzSettings } from './helpers/fuzz.ts'
 
 // The body parser against JSON.parse, the reference for what JSON is: on generated
 // JSON, near-JSON and garbage, it never accepts what JSON.parse refuses, reads what

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t, { type Test } from 'tap'
-import { InvalidJson } from '../src/http/errors.js'
-import { MAX_VALUES, parseJsonBody } from '../src/http/json-body.js'
-import { assertError, TOKEN } from './helpers/app.js'
-import { startServer, type RunningServer } from './helpers/server.js'
+import { InvalidJson } from '../src/http/errors.ts'
+import { MAX_VALUES, parseJsonBody } from '../src/http/json-body.ts'
+import { assertError, TOKEN } from './helpers/app.ts'
+import { startServer, type RunningServer } from './helpers/server.ts'
 
 // The bodies that cost a JSON parser the most, each exactly as large as the default
 // BODY_LIMIT allows: each is read or refused in time linear in its size, so no body a

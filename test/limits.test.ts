@@ -4,11 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { MAX_SUBSCRIPTIONS } from '../schemas/webhook.js'
-import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
-import { CREATE_HEAD, startServer, waitForLine } from './helpers/server.js'
-import { retryUntil } from './helpers/wait.js'
-import { subscribe } from './helpers/webhook-client.js'
+import { MAX_SUBSCRIPTIONS } from '../schemas/webhook.ts'
+import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.ts'
+import { CREATE_HEAD, startServer, waitForLine } from './helpers/server.ts'
+import { retryUntil } from './helpers/wait.ts'
+import { subscribe } from './helpers/webhook-client.ts'
 
 const execFileAsync = promisify(execFile)
 

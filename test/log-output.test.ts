@@ -6,9 +6,9 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import fc from 'fast-check'
 import t from 'tap'
-import { LogOutput } from '../src/log-output.js'
-import { fuzzSettings } from './helpers/fuzz.js'
-import { retryUntil } from './helpers/wait.js'
+import { LogOutput } from '../src/log-output.ts'
+import { fuzzSettings } from './helpers/fuzz.ts'
+import { retryUntil } from './helpers/wait.ts'
 
 // The log's output against Buffer.from, on real file descriptors: a file, and a pipe
 // whose reader stops reading or goes away. Seeded: FUZZ_SEED=<n> replays a run.

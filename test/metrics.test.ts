@@ -1,5 +1,5 @@
 import t from 'tap'
-import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
 
 t.test('GET /metrics reports requests, store operations, batch sizes and the process, in Prometheus text', async (t) => {
   const app = await testApp(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` })

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
-import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
 
 const STRONG_TAG = /^"[A-Za-z0-9_-]{22}"$/
 

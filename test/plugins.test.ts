@@ -1,10 +1,10 @@
 import Fastify from 'fastify'
 import t from 'tap'
-import plants from '../src/plants/plugin.js'
-import metrics from '../src/plugins/metrics.js'
-import readiness from '../src/plugins/readiness.js'
-import health from '../src/routes/health.js'
-import metricsRoute from '../src/routes/metrics.js'
+import plants from '../src/plants/plugin.ts'
+import metrics from '../src/plugins/metrics.ts'
+import readiness from '../src/plugins/readiness.ts'
+import health from '../src/routes/health.ts'
+import metricsRoute from '../src/routes/metrics.ts'
 
 // Each plugin declares what it needs of the app: registered in the wrong order, the app
 // refuses to start with a message naming what is missing, rather than a TypeError later.

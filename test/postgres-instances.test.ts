@@ -1,9 +1,9 @@
 import t from 'tap'
-import { TOKEN } from './helpers/app.js'
-import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
-import { ackedPlantsSurvive } from './helpers/acked-writes.js'
-import { errorLines, logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.js'
-import { retryUntil } from './helpers/wait.js'
+import { TOKEN } from './helpers/app.ts'
+import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
+import { ackedPlantsSurvive } from './helpers/acked-writes.ts'
+import { errorLines, logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.ts'
+import { retryUntil } from './helpers/wait.ts'
 
 const UNAVAILABLE = '{"error":503,"message":"the plant store is unavailable right now; retry later","code":"store_unavailable"}'
 

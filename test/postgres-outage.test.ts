@@ -2,12 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import type pg from 'pg'
 import t, { type Test } from 'tap'
-import { AUTH, assertError, postPlant, TOKEN } from './helpers/app.js'
-import { postgresUnavailable, startPostgres, type PostgresServer } from '../scripts/postgres-cluster.js'
-import { pgClient } from './helpers/postgres.js'
-import { appBehindRelay, startRelay } from './helpers/postgres-relay.js'
-import { errorLines, logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.js'
-import { retryUntil } from './helpers/wait.js'
+import { AUTH, assertError, postPlant, TOKEN } from './helpers/app.ts'
+import { postgresUnavailable, startPostgres, type PostgresServer } from '../scripts/postgres-cluster.ts'
+import { pgClient } from './helpers/postgres.ts'
+import { appBehindRelay, startRelay } from './helpers/postgres-relay.ts'
+import { errorLines, logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.ts'
+import { retryUntil } from './helpers/wait.ts'
 
 // The store's statement timeout in the driver; the bounds below leave room for a busy machine.
 const STATEMENT_TIMEOUT_MS = 4000

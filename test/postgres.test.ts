@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { SELECT_PAGE_BY_TAG } from '../src/store/postgres-plants.js'
-import { SCHEMA_VERSION } from '../src/store/postgres-schema.js'
-import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
-import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
-import { pgClient } from './helpers/postgres.js'
-import { appBehindRelay } from './helpers/postgres-relay.js'
-import { retryUntil } from './helpers/wait.js'
+import { SELECT_PAGE_BY_TAG } from '../src/store/postgres-plants.ts'
+import { SCHEMA_VERSION } from '../src/store/postgres-schema.ts'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
+import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
+import { pgClient } from './helpers/postgres.ts'
+import { appBehindRelay } from './helpers/postgres-relay.ts'
+import { retryUntil } from './helpers/wait.ts'
 
 const UNAVAILABLE = { error: 503, message: 'the plant store is unavailable right now; retry later', code: 'store_unavailable' }
 

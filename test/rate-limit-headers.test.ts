@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
-import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
+import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.ts'
 
 const RATE_LIMIT_HEADERS = ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']
 

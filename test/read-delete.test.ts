@@ -1,6 +1,6 @@
 import t from 'tap'
-import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
-import { allPages } from './helpers/store-suite.js'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
+import { allPages } from './helpers/store-suite.ts'
 
 t.test('GET /plants, GET and DELETE /plants/{id} need the token', async (t) => {
   const app = await testApp(t)

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import t from 'tap'
-import { TOKEN } from './helpers/app.js'
-import { startServer } from './helpers/server.js'
+import { TOKEN } from './helpers/app.ts'
+import { startServer } from './helpers/server.ts'
 
 // The README's address: the service under test listens on a free port instead.
 const README_URL = 'http://127.0.0.1:3000'

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { TOKEN, testApp } from './helpers/app.js'
-import { logsArrived, startServer } from './helpers/server.js'
+import { TOKEN, testApp } from './helpers/app.ts'
+import { logsArrived, startServer } from './helpers/server.ts'
 
 t.test('GET / sends a person to the documentation, without a token', async (t) => {
   const app = await testApp(t)

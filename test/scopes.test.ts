@@ -1,10 +1,10 @@
 import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify'
 import t, { type Test } from 'tap'
-import { ALL_SCOPES, type Scope } from '../schemas/scopes.js'
-import auth from '../src/plugins/auth.js'
-import tokens from '../src/plugins/tokens.js'
-import { assertError, postPlant, testApp } from './helpers/app.js'
-import { GUARDED, testToken, writeTokens, type TestToken } from './helpers/tokens.js'
+import { ALL_SCOPES, type Scope } from '../schemas/scopes.ts'
+import auth from '../src/plugins/auth.ts'
+import tokens from '../src/plugins/tokens.ts'
+import { assertError, postPlant, testApp } from './helpers/app.ts'
+import { GUARDED, testToken, writeTokens, type TestToken } from './helpers/tokens.ts'
 
 // One token per scope, each granted that scope alone.
 const BY_SCOPE = Object.fromEntries(ALL_SCOPES.map((scope) => [scope, testToken(scope.replace(':', '-'), [scope])])) as Record<Scope, TestToken>

@@ -1,8 +1,8 @@
 import { once } from 'node:events'
 import { createServer, type AddressInfo } from 'node:net'
 import t from 'tap'
-import { TOKEN } from './helpers/app.js'
-import { logsArrived, startServer, waitForLine } from './helpers/server.js'
+import { TOKEN } from './helpers/app.ts'
+import { logsArrived, startServer, waitForLine } from './helpers/server.ts'
 
 const PASSWORD = 'S3cret-Pa55word'
 

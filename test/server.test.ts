@@ -1,5 +1,5 @@
 import t from 'tap'
-import { failedStart, logsArrived, startServer, waitForLine } from './helpers/server.js'
+import { failedStart, logsArrived, startServer, waitForLine } from './helpers/server.ts'
 
 t.test('with neither API_TOKENS nor API_TOKENS_FILE the service makes a token, prints it once, and runs closed', async (t) => {
   const server = await startServer(t, { API_TOKENS: '' })

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { TOKEN } from './helpers/app.js'
-import { ackedPlantsSurvive } from './helpers/acked-writes.js'
-import { CREATE_HEAD, startServer } from './helpers/server.js'
+import { TOKEN } from './helpers/app.ts'
+import { ackedPlantsSurvive } from './helpers/acked-writes.ts'
+import { CREATE_HEAD, startServer } from './helpers/server.ts'
 
 t.test('SIGTERM in the middle of a burst: in-flight creates are committed and answered, exit 0', async (t) => {
   const env = { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${t.testdir()}/plants.db` }

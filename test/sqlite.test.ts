@@ -6,12 +6,12 @@ import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { pino } from 'pino'
 import t from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import { SCHEMA_VERSION } from '../src/store/sqlite-schema.js'
-import { SqliteStore } from '../src/store/sqlite.js'
-import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.js'
-import { errorLines, failedStart, logsArrived, startServer, waitForLine } from './helpers/server.js'
+import { buildApp } from '../src/app.ts'
+import { loadConfig } from '../src/config.ts'
+import { SCHEMA_VERSION } from '../src/store/sqlite-schema.ts'
+import { SqliteStore } from '../src/store/sqlite.ts'
+import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.ts'
+import { errorLines, failedStart, logsArrived, startServer, waitForLine } from './helpers/server.ts'
 
 const execFileAsync = promisify(execFile)
 

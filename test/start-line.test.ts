@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { relative } from 'node:path'
 import t from 'tap'
-import { loadConfig } from '../src/config.js'
-import { startLine } from '../src/start-line.js'
-import { storeLocation } from '../src/store/location.js'
-import { startServer } from './helpers/server.js'
+import { loadConfig } from '../src/config.ts'
+import { startLine } from '../src/start-line.ts'
+import { storeLocation } from '../src/store/location.ts'
+import { startServer } from './helpers/server.ts'
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'))
 const TOKEN = 'start-line-token-0123456789'

@@ -1,7 +1,7 @@
 import t from 'tap'
-import { PlantRejected, StoreBusy, StoreUnavailable } from '../src/store/errors.js'
-import { GroupCommit, MAX_BATCH_BYTES } from '../src/store/group-commit.js'
-import { createBatch, type Query } from '../src/store/postgres-plants.js'
+import { PlantRejected, StoreBusy, StoreUnavailable } from '../src/store/errors.ts'
+import { GroupCommit, MAX_BATCH_BYTES } from '../src/store/group-commit.ts'
+import { createBatch, type Query } from '../src/store/postgres-plants.ts'
 
 const MiB = 1024 * 1024
 

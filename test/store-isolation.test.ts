@@ -2,9 +2,9 @@ import Database from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import type { Test } from 'tap'
-import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
-import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
-import { pgClient } from './helpers/postgres.js'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
+import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
+import { pgClient } from './helpers/postgres.ts'
 
 const ORDINARY = 60
 

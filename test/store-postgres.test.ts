@@ -1,6 +1,6 @@
 import t from 'tap'
-import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
-import { storeSuite } from './helpers/store-suite.js'
+import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
+import { storeSuite } from './helpers/store-suite.ts'
 
 t.test('the store suite on PostgreSQL', { skip: postgresUnavailable() }, async (t) => {
   const server = await startPostgres(t)

@@ -1,4 +1,4 @@
 import t from 'tap'
-import { storeSuite } from './helpers/store-suite.js'
+import { storeSuite } from './helpers/store-suite.ts'
 
 storeSuite(t, async (t) => `sqlite:${t.testdir()}/plants.db`)

@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { ConfigError, loadConfig } from '../src/config.js'
-import { assertError, testApp } from './helpers/app.js'
-import { failedStart } from './helpers/server.js'
-import { entryOf, testToken, writeTokens } from './helpers/tokens.js'
+import { ConfigError, loadConfig } from '../src/config.ts'
+import { assertError, testApp } from './helpers/app.ts'
+import { failedStart } from './helpers/server.ts'
+import { entryOf, testToken, writeTokens } from './helpers/tokens.ts'
 
 const execFileAsync = promisify(execFile)
 

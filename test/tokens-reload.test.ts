@@ -3,10 +3,10 @@ import { execFileSync } from 'node:child_process'
 import { readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { assertError, AUTH, testApp } from './helpers/app.js'
-import { logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.js'
-import { testToken, writeTokens } from './helpers/tokens.js'
-import { retryUntil } from './helpers/wait.js'
+import { assertError, AUTH, testApp } from './helpers/app.ts'
+import { logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.ts'
+import { testToken, writeTokens } from './helpers/tokens.ts'
+import { retryUntil } from './helpers/wait.ts'
 
 const keeper = testToken('keeper', ['plants:read', 'plants:write'])
 const leaving = testToken('leaving', ['plants:read'])

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { assertError, postPlant, testApp } from './helpers/app.js'
+import { assertError, postPlant, testApp } from './helpers/app.ts'
 
 // Every body that is not a NewPlant answers 400 in the Error shape, with a message
 // naming what is wrong. Fastify's defaults would coerce several of these into 200s.

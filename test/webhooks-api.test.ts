@@ -3,11 +3,11 @@ import fc from 'fast-check'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import ipaddr from 'ipaddr.js'
 import t, { type Test } from 'tap'
-import type { Resolve } from '../src/webhooks/resolver.js'
-import { AUTH, assertError, postPlant, testApp } from './helpers/app.js'
-import { fuzzSettings } from './helpers/fuzz.js'
-import { startReceiver, type Receiver } from './helpers/receiver.js'
-import { retryUntil } from './helpers/wait.js'
+import type { Resolve } from '../src/webhooks/resolver.ts'
+import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
+import { fuzzSettings } from './helpers/fuzz.ts'
+import { startReceiver, type Receiver } from './helpers/receiver.ts'
+import { retryUntil } from './helpers/wait.ts'
 
 // The webhook subscription API through app.inject: subscribing (and the address policy
 // that guards it against SSRF), listing, deleting, the limit, the delivery log and the

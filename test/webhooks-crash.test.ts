@@ -4,11 +4,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
 import t, { type Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
-import { TOKEN } from './helpers/app.js'
-import { startReceiver, type Received } from './helpers/receiver.js'
-import { startServer, waitForLine, type RunningServer } from './helpers/server.js'
-import { retryUntil } from './helpers/wait.js'
-import { deliveryLog, subscribe, webhookId, type Subscription } from './helpers/webhook-client.js'
+import { TOKEN } from './helpers/app.ts'
+import { startReceiver, type Received } from './helpers/receiver.ts'
+import { startServer, waitForLine, type RunningServer } from './helpers/server.ts'
+import { retryUntil } from './helpers/wait.ts'
+import { deliveryLog, subscribe, webhookId, type Subscription } from './helpers/webhook-client.ts'
 
 // The webhook outbox against real processes on a SQLite file: a delivery is written in
 // the plant's transaction, so kill -9 at any moment neither loses the announcement of an

@@ -7,12 +7,12 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import t, { type Test } from 'tap'
-import { buildApp } from '../src/app.js'
-import { loadConfig } from '../src/config.js'
-import type { Resolve } from '../src/webhooks/resolver.js'
-import { AUTH, TOKEN, postPlant, testApp } from './helpers/app.js'
-import { startReceiver } from './helpers/receiver.js'
-import { retryUntil } from './helpers/wait.js'
+import { buildApp } from '../src/app.ts'
+import { loadConfig } from '../src/config.ts'
+import type { Resolve } from '../src/webhooks/resolver.ts'
+import { AUTH, TOKEN, postPlant, testApp } from './helpers/app.ts'
+import { startReceiver } from './helpers/receiver.ts'
+import { retryUntil } from './helpers/wait.ts'
 
 // How deliveries behave, end to end: a plant created through app.inject is POSTed by the
 // dispatcher to a real HTTP receiver on 127.0.0.1, and the delivery log says what came of it.

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import t from 'tap'
-import { TOKEN } from './helpers/app.js'
-import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.js'
-import { startReceiver, type Received } from './helpers/receiver.js'
-import { logsArrived, startServer, type RunningServer } from './helpers/server.js'
-import { retryUntil } from './helpers/wait.js'
-import { deliveryLog, subscribe, webhookId } from './helpers/webhook-client.js'
+import { TOKEN } from './helpers/app.ts'
+import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
+import { startReceiver, type Received } from './helpers/receiver.ts'
+import { logsArrived, startServer, type RunningServer } from './helpers/server.ts'
+import { retryUntil } from './helpers/wait.ts'
+import { deliveryLog, subscribe, webhookId } from './helpers/webhook-client.ts'
 
 // The webhook outbox on PostgreSQL, with several service instances on one database:
 // claims are leased (FOR UPDATE SKIP LOCKED), so each delivery goes out from one

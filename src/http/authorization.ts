@@ -1,4 +1,4 @@
-import { TOKEN68 } from '../tokens/rules.js'
+import { TOKEN68 } from '../tokens/rules.ts'
 
 // RFC 9110 token: what an authentication scheme's name is made of.
 const SCHEME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,20}$/

@@ -3,11 +3,11 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
-import { ERROR_CODES, type ErrorBody, type ErrorCode, type ErrorDetail } from '../../schemas/error.js'
-import { MethodNotAllowed, PlantRejected, RouteNotFound, StoreBusy, StoreUnavailable, withHeaders } from './errors.js'
-import type { RouteMethods } from './route-methods.js'
-import { apiSecurityHeaders, setAnswerHeaders } from './answer-headers.js'
-import * as store from '../store/errors.js'
+import { ERROR_CODES, type ErrorBody, type ErrorCode, type ErrorDetail } from '../../schemas/error.ts'
+import { MethodNotAllowed, PlantRejected, RouteNotFound, StoreBusy, StoreUnavailable, withHeaders } from './errors.ts'
+import type { RouteMethods } from './route-methods.ts'
+import { apiSecurityHeaders, setAnswerHeaders } from './answer-headers.ts'
+import * as store from '../store/errors.ts'
 
 // No answer reflects more of the client's input than this many characters.
 const MAX_ECHO = 100

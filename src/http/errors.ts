@@ -1,5 +1,5 @@
 import createError from '@fastify/error'
-import { ERROR_CODES, type ErrorCode, type ErrorDetail } from '../../schemas/error.js'
+import { ERROR_CODES, type ErrorCode, type ErrorDetail } from '../../schemas/error.ts'
 
 // Every failure the service answers with on purpose. Routes and plugins throw these;
 // the one error handler turns them, and Fastify's own errors, into the Error shape.

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { HostInvalid, HostMissing } from './errors.js'
+import { HostInvalid, HostMissing } from './errors.ts'
 
 // RFC 3986's host (a name, an IPv4 address, or an IP literal in brackets) and an optional
 // port; empty is allowed, for a target with no authority (RFC 9112, 3.2). No user

@@ -1,7 +1,7 @@
-import { InvalidJson } from './errors.js'
-import { readNumber } from './json-number.js'
-import { readString } from './json-string.js'
-import { echo, unexpected } from './json-text.js'
+import { InvalidJson } from './errors.ts'
+import { readNumber } from './json-number.ts'
+import { readString } from './json-string.ts'
+import { echo, unexpected } from './json-text.ts'
 
 // Parses request bodies exactly and in time linear in their size. JSON.parse reads
 // every number as a double, which rounds integers beyond 2^53 (9007199254740993
@@ -17,7 +17,7 @@ import { echo, unexpected } from './json-text.js'
 // the leaves, json-text.ts holds what they share.
 
 // Kept with the number rules it bounds, and exported here with the other limits.
-export { MAX_NUMBER_LENGTH } from './json-number.js'
+export { MAX_NUMBER_LENGTH } from './json-number.ts'
 /** Arrays and objects nested deeper than this are refused before the parser recurses further. */
 export const MAX_NESTING_DEPTH = 64
 /**

@@ -1,5 +1,5 @@
-import { InvalidJson } from './errors.js'
-import { cut, type Cursor } from './json-text.js'
+import { InvalidJson } from './errors.ts'
+import { cut, type Cursor } from './json-text.ts'
 
 // The numbers of a JSON body, read exactly. JSON.parse reads every number as a
 // double, which rounds integers beyond 2^53 and can turn a fraction into an integer;

@@ -1,5 +1,5 @@
-import { InvalidJson } from './errors.js'
-import { character, codePoint, type Cursor, unexpected } from './json-text.js'
+import { InvalidJson } from './errors.ts'
+import { character, codePoint, type Cursor, unexpected } from './json-text.ts'
 
 // The strings of a JSON body, keys and values alike. A string must come out as the
 // text it stands for and as nothing else: escapes are decoded in the same single

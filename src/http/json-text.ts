@@ -1,4 +1,4 @@
-import { InvalidJson } from './errors.js'
+import { InvalidJson } from './errors.ts'
 
 // What the parts of the JSON body parser share about the text they read: the cursor
 // the structure parser hands to the string and number scanners, and how an error

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { TargetInvalid } from './errors.js'
+import { TargetInvalid } from './errors.ts'
 
 /**
  * The request's target as a path and query (origin-form), for Fastify's `rewriteUrl`.

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { UnknownParameter, withDetails } from './errors.js'
-import { operationOf } from './operation.js'
+import { UnknownParameter, withDetails } from './errors.ts'
+import { operationOf } from './operation.ts'
 
 // A request names at most this many of the parameters it should not have sent.
 const MAX_NAMED = 10

@@ -2,7 +2,7 @@ import { Kind, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
-import { INT64_MAX, INT64_MIN } from '../../schemas/index.js'
+import { INT64_MAX, INT64_MIN } from '../../schemas/index.ts'
 
 // Fastify's default Ajv coerces body types ("5" becomes 5, null becomes "") and
 // cannot check an int64 exactly. The TypeBox compiler does neither: bodies are

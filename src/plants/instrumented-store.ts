@@ -1,5 +1,5 @@
-import type { Metrics } from '../plugins/metrics.js'
-import type { PlantStore } from '../store/store.js'
+import type { Metrics } from '../plugins/metrics.ts'
+import type { PlantStore } from '../store/store.ts'
 
 /** The store with each operation's latency and outcome recorded; the engines stay unaware. */
 export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { openStore, type DatabaseConfig } from '../store/open.js'
-import webhooks, { type WebhooksOptions } from '../webhooks/plugin.js'
-import { instrumented } from './instrumented-store.js'
-import plantRoutes from './routes.js'
+import { openStore, type DatabaseConfig } from '../store/open.ts'
+import webhooks, { type WebhooksOptions } from '../webhooks/plugin.ts'
+import { instrumented } from './instrumented-store.ts'
+import plantRoutes from './routes.ts'
 
 export interface PlantsOptions {
   database: DatabaseConfig

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
-import { always } from '../../schemas/headers.js'
+import { always } from '../../schemas/headers.ts'
 import {
   errorResponses, GUARDED, JSON_BODY, NewPlant, PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, ref, StoredPlant
-} from '../../schemas/index.js'
+} from '../../schemas/index.ts'
 
 /** A page stops early past this many bytes of plants, so no answer grows past a few MiB. */
 export const PAGE_BYTE_BUDGET = 2 * 1024 * 1024

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { PlantListQuery } from '../../schemas/index.js'
-import { PlantConflict, PlantNotFound } from '../http/errors.js'
-import { entityTag, notModified } from '../http/etag.js'
-import type { PlantStore, StoredPlant } from '../store/store.js'
-import { PageTurns } from './page-turns.js'
-import { addPlant, deletePlant, getPlant, listPlants, PAGE_BYTE_BUDGET } from './route-schemas.js'
+import { PlantListQuery } from '../../schemas/index.ts'
+import { PlantConflict, PlantNotFound } from '../http/errors.ts'
+import { entityTag, notModified } from '../http/etag.ts'
+import type { PlantStore, StoredPlant } from '../store/store.ts'
+import { PageTurns } from './page-turns.ts'
+import { addPlant, deletePlant, getPlant, listPlants, PAGE_BYTE_BUDGET } from './route-schemas.ts'
 
 export interface PlantRoutesOptions {
   store: PlantStore

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { setAnswerHeaders } from '../http/answer-headers.js'
+import { setAnswerHeaders } from '../http/answer-headers.ts'
 
 /**
  * Every answer carries its request id and the security headers, errors included: set

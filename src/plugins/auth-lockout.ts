@@ -1,5 +1,5 @@
 import { normalizeIP } from '@fastify/rate-limit'
-import { monotonicMs } from '../monotonic-clock.js'
+import { monotonicMs } from '../monotonic-clock.ts'
 
 // Addresses tracked at once by default; past this the expired windows are swept, then
 // the oldest dropped, so a flood of addresses cannot grow the map without bound.

@@ -2,16 +2,16 @@ import bearerAuth from '@fastify/bearer-auth'
 import type { TSchema } from '@sinclair/typebox'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { RATE_LIMIT_HEADER_NAMES, withRateLimitHeaders } from '../../schemas/rate-limit.js'
-import { SCOPES, type Scope } from '../../schemas/scopes.js'
-import { Lockout } from './auth-lockout.js'
-import { TokenRate } from './token-rate.js'
+import { RATE_LIMIT_HEADER_NAMES, withRateLimitHeaders } from '../../schemas/rate-limit.ts'
+import { SCOPES, type Scope } from '../../schemas/scopes.ts'
+import { Lockout } from './auth-lockout.ts'
+import { TokenRate } from './token-rate.ts'
 import {
   AuthLockedOut, AuthorizationMalformed, InsufficientScope, RateLimited, TokenExpired, TokenInvalid, TokenMissing, withHeaders
-} from '../http/errors.js'
-import { authorizationProblem } from '../http/authorization.js'
-import { operationOf } from '../http/operation.js'
-import type { Token } from '../tokens/registry.js'
+} from '../http/errors.ts'
+import { authorizationProblem } from '../http/authorization.ts'
+import { operationOf } from '../http/operation.ts'
+import type { Token } from '../tokens/registry.ts'
 
 export interface AuthOptions {
   /** Requests per second one token may make; 0: unlimited. */

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { ShuttingDown, withHeaders } from '../http/errors.js'
+import { ShuttingDown, withHeaders } from '../http/errors.ts'
 
 /**
  * Once the app starts closing, the requests in flight finish and each connection goes as

@@ -1,7 +1,7 @@
 import cors from '@fastify/cors'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { RATE_LIMIT_HEADER_NAMES } from '../../schemas/rate-limit.js'
+import { RATE_LIMIT_HEADER_NAMES } from '../../schemas/rate-limit.ts'
 
 export interface CorsOptions {
   /** The exact origins whose pages may call the API, or ['*'] for any. */

@@ -3,11 +3,11 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteHandlerMethod } from 'fastify'
 import fp from 'fastify-plugin'
-import { documentedRequestHeaders, requiredHeaders } from '../../schemas/headers.js'
-import { errorExamples } from '../../schemas/index.js'
-import { SCOPES } from '../../schemas/scopes.js'
-import { plantWebhook } from '../../schemas/webhook.js'
-import { apiSecurityHeaders } from '../http/answer-headers.js'
+import { documentedRequestHeaders, requiredHeaders } from '../../schemas/headers.ts'
+import { errorExamples } from '../../schemas/index.ts'
+import { SCOPES } from '../../schemas/scopes.ts'
+import { plantWebhook } from '../../schemas/webhook.ts'
+import { apiSecurityHeaders } from '../http/answer-headers.ts'
 
 const description = `Keeps a store of plants. Every operation needs a bearer token
 (\`Authorization: Bearer <token>\`) granted the scope its security requirement names;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client'
-import { Histogram } from './histogram.js'
+import { Histogram } from './histogram.ts'
 
 // Counting the pending deliveries scans the outbox: 40 ms on the event loop at a million
 // on SQLite, 200 ms of a pooled connection on PostgreSQL. /metrics takes no token by

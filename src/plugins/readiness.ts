@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { NotReady } from '../http/errors.js'
+import { NotReady } from '../http/errors.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,4 +1,4 @@
-import { monotonicMs } from '../monotonic-clock.js'
+import { monotonicMs } from '../monotonic-clock.ts'
 
 interface Window { startsAt: number, requests: number }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { loadTokensFile } from '../tokens/file.js'
-import { TokenRegistry, type Token } from '../tokens/registry.js'
+import { loadTokensFile } from '../tokens/file.ts'
+import { TokenRegistry, type Token } from '../tokens/registry.ts'
 
 export interface TokensOptions {
   /** The tokens in force at start. */

@@ -1,7 +1,7 @@
 import { type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import fp from 'fastify-plugin'
-import { errorResponses, Health, ref } from '../../schemas/index.js'
-import { READY_TIMEOUT_MS } from '../plugins/readiness.js'
+import { errorResponses, Health, ref } from '../../schemas/index.ts'
+import { READY_TIMEOUT_MS } from '../plugins/readiness.ts'
 
 const liveness = {
   operationId: 'liveness',

@@ -1,7 +1,7 @@
 import { type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import fp from 'fastify-plugin'
-import { errorResponses, GUARDED } from '../../schemas/index.js'
+import { errorResponses, GUARDED } from '../../schemas/index.ts'
 
 // An excerpt: the service writes every metric, with its help text and histogram buckets.
 const exposition = `# TYPE http_request_duration_seconds histogram

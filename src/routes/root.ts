@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { DOCS_PREFIX } from '../plugins/docs.js'
+import { DOCS_PREFIX } from '../plugins/docs.ts'
 
 /**
  * GET /: a person who opens the service's address lands on its documentation. Public,

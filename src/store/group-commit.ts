@@ -1,4 +1,4 @@
-import { StoreBusy, StoreUnavailable } from './errors.js'
+import { StoreBusy, StoreUnavailable } from './errors.ts'
 
 /** The most bytes (as sizeOf counts them) one batch holds; an item larger than this is a batch of its own. */
 export const MAX_BATCH_BYTES = 4 * 1024 * 1024

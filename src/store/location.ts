@@ -1,5 +1,5 @@
 import { resolve } from 'node:path'
-import type { DatabaseConfig } from './open.js'
+import type { DatabaseConfig } from './open.ts'
 
 /**
  * Where the store keeps plants, for an operator to read in the start line: the SQLite

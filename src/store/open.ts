@@ -1,6 +1,6 @@
-import { PostgresStore } from './postgres.js'
-import { SqliteStore } from './sqlite.js'
-import type { PlantStore, StoreContext } from './store.js'
+import { PostgresStore } from './postgres.ts'
+import { SqliteStore } from './sqlite.ts'
+import type { PlantStore, StoreContext } from './store.ts'
 
 /** Where plants are kept, as DATABASE_URL names it; `memory` is a SQLite database that lives as long as the process. */
 export type DatabaseConfig =

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { StoreUnavailable } from './errors.js'
-import type { StoreContext } from './store.js'
+import { StoreUnavailable } from './errors.ts'
+import type { StoreContext } from './store.ts'
 
 // While down, how long between probes: how soon after the database is back the store
 // serves again.

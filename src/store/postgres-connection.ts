@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { codeOf } from './errors.js'
+import { codeOf } from './errors.ts'
 
 // An unreachable database must answer a request with a 503 in seconds, never hang it:
 // connecting (or waiting for a pooled connection), then each statement, are bounded.

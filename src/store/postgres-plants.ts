@@ -1,8 +1,8 @@
 import type pg from 'pg'
-import { PlantRejected, StoreUnavailable } from './errors.js'
-import { refused } from './postgres-connection.js'
-import { samePlant, type CreateResult, type StoredPlant } from './store.js'
-import { announcement } from './webhooks.js'
+import { PlantRejected, StoreUnavailable } from './errors.ts'
+import { refused } from './postgres-connection.ts'
+import { samePlant, type CreateResult, type StoredPlant } from './store.ts'
+import { announcement } from './webhooks.ts'
 
 // The plants table as the PostgreSQL store reads and writes it.
 

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import type { DeliveryStatus } from '../../schemas/webhook.js'
-import type { Query } from './postgres-plants.js'
-import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.js'
+import type { DeliveryStatus } from '../../schemas/webhook.ts'
+import type { Query } from './postgres-plants.ts'
+import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 import type {
   AttemptRecord, DeliveryPage, DueDelivery, RestartOutcome, StoredDelivery, StoredSubscription, WebhookStore
-} from './webhooks.js'
+} from './webhooks.ts'
 
 // The webhook tables as the PostgreSQL store reads and writes them. Every statement
 // commits on its own; times come from the database's clock, which every instance shares.

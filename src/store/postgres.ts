@@ -1,13 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { StoreUnavailable } from './errors.js'
-import { GroupCommit } from './group-commit.js'
-import { Outage } from './outage.js'
-import { connectionEnded, neverRan, noConnectionSlot, poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.js'
-import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.js'
-import { migrate, SCHEMA_VERSION } from './postgres-schema.js'
-import { PostgresWebhooks } from './postgres-webhooks.js'
-import { pageStart, plantBytes, type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext } from './store.js'
+import { StoreUnavailable } from './errors.ts'
+import { GroupCommit } from './group-commit.ts'
+import { Outage } from './outage.ts'
+import { connectionEnded, neverRan, noConnectionSlot, poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.ts'
+import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
+import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
+import { PostgresWebhooks } from './postgres-webhooks.ts'
+import { pageStart, plantBytes, type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext } from './store.ts'
 
 const FIRST_RETRY_MS = 100
 const MAX_RETRY_MS = 5000

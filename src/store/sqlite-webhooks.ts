@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import type { DeliveryStatus } from '../../schemas/webhook.js'
-import { WRITE_OVERHEAD_BYTES, type StoredPlant } from './store.js'
-import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.js'
+import type { DeliveryStatus } from '../../schemas/webhook.ts'
+import { WRITE_OVERHEAD_BYTES, type StoredPlant } from './store.ts'
+import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 import {
   announcement,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome,
   type StoredDelivery, type StoredSubscription, type WebhookStore
-} from './webhooks.js'
+} from './webhooks.ts'
 
 // The webhook tables as the SQLite store reads and writes them. Times are milliseconds
 // since the epoch. Every write goes through the store's group commit, so it shares its

@@ -2,18 +2,18 @@ import { mkdirSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import Database from 'better-sqlite3'
-import { monotonicMs } from '../monotonic-clock.js'
-import { codeOf, PlantRejected } from './errors.js'
-import { FileIdentity } from './file-identity.js'
-import { GroupCommit } from './group-commit.js'
-import { Outage } from './outage.js'
-import { migrate, refuseForeign } from './sqlite-schema.js'
-import { SqliteWebhooks } from './sqlite-webhooks.js'
-import { WalSync } from './wal-sync.js'
+import { monotonicMs } from '../monotonic-clock.ts'
+import { codeOf, PlantRejected } from './errors.ts'
+import { FileIdentity } from './file-identity.ts'
+import { GroupCommit } from './group-commit.ts'
+import { Outage } from './outage.ts'
+import { migrate, refuseForeign } from './sqlite-schema.ts'
+import { SqliteWebhooks } from './sqlite-webhooks.ts'
+import { WalSync } from './wal-sync.ts'
 import {
   pageStart, plantBytes, samePlant, WRITE_OVERHEAD_BYTES,
   type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext
-} from './store.js'
+} from './store.ts'
 
 // SQLite answers these when the file, the disk or a lock is the problem, not the
 // request: the client should retry later (503), and the service recovers by itself.

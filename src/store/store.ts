@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
-import { INT64_MAX, INT64_MIN, type StoredPlant } from '../../schemas/index.js'
-import type { WebhookStore } from './webhooks.js'
+import { INT64_MAX, INT64_MIN, type StoredPlant } from '../../schemas/index.ts'
+import type { WebhookStore } from './webhooks.ts'
 
 export type { StoredPlant }
 

@@ -1,5 +1,5 @@
-import type { DeliveryStatus } from '../../schemas/webhook.js'
-import type { StoredDelivery, StoredSubscription } from './webhooks.js'
+import type { DeliveryStatus } from '../../schemas/webhook.ts'
+import type { StoredDelivery, StoredSubscription } from './webhooks.ts'
 
 // The webhook tables' rows as both engines read them: the same columns, each driver with
 // its own types (SQLite: integers as bigint, times as epoch milliseconds; node-postgres:

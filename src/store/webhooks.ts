@@ -1,5 +1,5 @@
-import type { DeliveryStatus } from '../../schemas/webhook.js'
-import type { StoredPlant } from './store.js'
+import type { DeliveryStatus } from '../../schemas/webhook.ts'
+import type { StoredPlant } from './store.ts'
 
 // What the webhooks module needs of a store: subscriptions, and the outbox of their
 // deliveries. A delivery is written in the same transaction as the plant it announces

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { chmodSync, closeSync, fstatSync, mkdirSync, openSync, readSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import type { DatabaseConfig } from '../store/open.js'
-import { tokenFault } from './rules.js'
+import type { DatabaseConfig } from '../store/open.ts'
+import { tokenFault } from './rules.ts'
 
 // A token is 32 characters; anything much longer is not one, and is not read whole.
 const MAX_FILE_BYTES = 256

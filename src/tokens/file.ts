@@ -2,8 +2,8 @@ import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
-import { MAX_TOKENS, TokenEntry, TokensFile } from '../../schemas/tokens-file.js'
-import type { Token } from './registry.js'
+import { MAX_TOKENS, TokenEntry, TokensFile } from '../../schemas/tokens-file.ts'
+import type { Token } from './registry.ts'
 
 // An entry takes about 200 bytes: a file of MAX_TOKENS entries, generously spaced, fits.
 // The file is read on the event loop, at start and on SIGHUP: a larger one is refused

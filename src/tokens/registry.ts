@@ -1,5 +1,5 @@
 import { hash, timingSafeEqual } from 'node:crypto'
-import type { Scope } from '../../schemas/scopes.js'
+import type { Scope } from '../../schemas/scopes.ts'
 
 /** A token the API accepts, known by its hash: the service never holds a file token's value. */
 export interface Token {

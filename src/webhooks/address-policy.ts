@@ -1,8 +1,8 @@
 import type { LookupAddress } from 'node:dns'
 import type { LookupFunction } from 'node:net'
 import ipaddr from 'ipaddr.js'
-import { WEBHOOK_URL_MAX_LENGTH } from '../../schemas/webhook.js'
-import { systemResolver, type Resolve } from './resolver.js'
+import { WEBHOOK_URL_MAX_LENGTH } from '../../schemas/webhook.ts'
+import { systemResolver, type Resolve } from './resolver.ts'
 
 // A name that takes longer than this to resolve is refused rather than waited on.
 const RESOLVE_TIMEOUT_MS = 5000

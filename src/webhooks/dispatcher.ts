@@ -1,12 +1,12 @@
 import type { KeyObject } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Histogram } from '../plugins/histogram.js'
-import type { Metrics } from '../plugins/metrics.js'
-import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
-import { monotonicMs } from '../monotonic-clock.js'
-import { ReceiverBreaker } from './receiver-breaker.js'
-import type { AttemptResult, Sender } from './sender.js'
-import { signingKey } from './signature.js'
+import type { Histogram } from '../plugins/histogram.ts'
+import type { Metrics } from '../plugins/metrics.ts'
+import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.ts'
+import { monotonicMs } from '../monotonic-clock.ts'
+import { ReceiverBreaker } from './receiver-breaker.ts'
+import type { AttemptResult, Sender } from './sender.ts'
+import { signingKey } from './signature.ts'
 
 export interface DispatcherSettings {
   /** Attempts in flight at once for one subscription, in this instance. */

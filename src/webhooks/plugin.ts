@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import type { WebhookStore } from '../store/webhooks.js'
-import { AddressPolicy } from './address-policy.js'
-import type { Resolve } from './resolver.js'
-import { Dispatcher, type DispatcherSettings } from './dispatcher.js'
-import webhookRoutes from './routes.js'
-import { Sender } from './sender.js'
+import type { WebhookStore } from '../store/webhooks.ts'
+import { AddressPolicy } from './address-policy.ts'
+import type { Resolve } from './resolver.ts'
+import { Dispatcher, type DispatcherSettings } from './dispatcher.ts'
+import webhookRoutes from './routes.ts'
+import { Sender } from './sender.ts'
 
 export interface WebhookSettings extends DispatcherSettings {
   /** Lets webhooks go to http URLs and to private addresses: development and tests only. */

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox'
-import { always } from '../../schemas/headers.js'
+import { always } from '../../schemas/headers.ts'
 import {
   CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, GUARDED, IGNORED_BODY, JSON_BODY, MAX_SUBSCRIPTIONS,
   NewSubscription, PATH_PARAMETERS, ref, Subscription, SubscriptionParams
-} from '../../schemas/index.js'
+} from '../../schemas/index.ts'
 
 export const subscribe = {
   operationId: 'subscribe',

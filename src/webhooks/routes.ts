@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { DeliveryListQuery, MAX_SUBSCRIPTIONS, PLANT_CREATED, type Delivery, type Subscription } from '../../schemas/index.js'
+import { DeliveryListQuery, MAX_SUBSCRIPTIONS, PLANT_CREATED, type Delivery, type Subscription } from '../../schemas/index.ts'
 import {
   DeliveryNotFound, DeliveryPending, SubscriptionLimit, WebhookNotFound, WebhookUrlRefused, withDetails
-} from '../http/errors.js'
-import type { StoredDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.js'
-import { AddressRefused, type AddressPolicy } from './address-policy.js'
+} from '../http/errors.ts'
+import type { StoredDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.ts'
+import { AddressRefused, type AddressPolicy } from './address-policy.ts'
 import {
   listDeliveries, listSubscriptions, getSubscription, retryDelivery, subscribe, unsubscribe
-} from './route-schemas.js'
-import { newSecret } from './signature.js'
+} from './route-schemas.ts'
+import { newSecret } from './signature.ts'
 
 export interface WebhookRoutesOptions {
   store: WebhookStore

@@ -1,9 +1,9 @@
 import type { KeyObject } from 'node:crypto'
 import { isIP } from 'node:net'
 import { Agent, buildConnector, type Dispatcher } from 'undici'
-import { AddressRefused, type AddressPolicy } from './address-policy.js'
-import { ReceiveBudget, ReceiveBudgetExceeded } from './receive-budget.js'
-import { sign } from './signature.js'
+import { AddressRefused, type AddressPolicy } from './address-policy.ts'
+import { ReceiveBudget, ReceiveBudgetExceeded } from './receive-budget.ts'
+import { sign } from './signature.ts'
 
 export interface Attempt {
   url: string

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
-import type { RunningServer } from './server.js'
+import type { RunningServer } from './server.ts'
 
 export interface CreateStream {
   /** The ids whose create was answered 200. */

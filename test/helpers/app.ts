@@ -1,8 +1,8 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Test } from 'tap'
-import { buildApp, type Seams } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
-import { ERROR_CODES, type ErrorCode } from '../../schemas/error.js'
+import { buildApp, type Seams } from '../../src/app.ts'
+import { loadConfig } from '../../src/config.ts'
+import { ERROR_CODES, type ErrorCode } from '../../schemas/error.ts'
 
 export const TOKEN = 'test-token-0123456789'
 export const AUTH = { authorization: `Bearer ${TOKEN}` }

@@ -1,4 +1,4 @@
-import { ERROR_CODES, type ErrorCode } from '../../schemas/error.js'
+import { ERROR_CODES, type ErrorCode } from '../../schemas/error.ts'
 
 /**
  * What is wrong with an error answer, held against the Error shape: `application/json`,

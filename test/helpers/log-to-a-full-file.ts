@@ -7,7 +7,7 @@
  */
 import { ftruncateSync, openSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { LogOutput } from '../../src/log-output.js'
+import { LogOutput } from '../../src/log-output.ts'
 
 // Node ignores the signal a write past the limit sends. Under tap, a loader of its
 // catches it, then raises it again and the process dies: a listener of our own stops that.

@@ -1,7 +1,7 @@
 import { connect as tcpConnect, createServer, type Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { testApp } from './app.js'
+import { testApp } from './app.ts'
 
 export interface Relay {
   url: string

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net'
 import type { Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
-import { retryUntil } from './wait.js'
+import { retryUntil } from './wait.ts'
 
 /** One request a receiver got, as it arrived. */
 export interface Received {

@@ -4,9 +4,9 @@ import { connect } from 'node:net'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
-import { FLUSH_MS } from '../../src/logger.js'
-import { TOKEN } from './app.js'
-import { retryUntil } from './wait.js'
+import { FLUSH_MS } from '../../src/logger.ts'
+import { TOKEN } from './app.ts'
+import { retryUntil } from './wait.ts'
 
 /** A running service's answer, read to the end: the shape of an in-process app's, and how long it took. */
 export interface Answer {
@@ -57,9 +57,7 @@ export interface RunningServer {
 export const CREATE_HEAD = `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`
 
 const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
-// The suite's typecheck covers the types; the child only needs its TypeScript transpiled,
-// which is four times faster to start.
-const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:', TS_NODE_TRANSPILE_ONLY: '1' }
+const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:' }
 
 // Under a file-size limit, the TypeScript loader's own files must not be what fails.
 // Node ignores SIGXFSZ, so that a write past the limit fails with EFBIG, as the service

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
-import { AUTH, assertError, postPlant, testApp } from './app.js'
+import { AUTH, assertError, postPlant, testApp } from './app.ts'
 
 async function get (app: FastifyInstance, url: string) {
   return await app.inject({ url, headers: AUTH })

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { renameSync, writeFileSync } from 'node:fs'
-import type { Scope } from '../../schemas/scopes.js'
+import type { Scope } from '../../schemas/scopes.ts'
 
 /** A token as a test knows it: its value, and what the tokens file says of it. */
 export interface TestToken {

@@ -1,6 +1,6 @@
 import type { Test } from 'tap'
-import type { Received } from './receiver.js'
-import type { RunningServer } from './server.js'
+import type { Received } from './receiver.ts'
+import type { RunningServer } from './server.ts'
 
 /** What a test keeps of a subscription: its id, and the secret to verify with. */
 export interface Subscription { id: string, secret: string }
