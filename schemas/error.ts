@@ -172,8 +172,9 @@ export const ERROR_CODES = {
   },
   store_unavailable: {
     status: 503,
-    meaning: 'The store is unavailable (disk full, file locked, database unreachable); nothing was stored.',
-    example: 'the plant store is unavailable right now; retry later'
+    meaning: 'The store is unavailable (disk full, file locked, database unreachable); nothing was stored. Retry after `Retry-After` seconds.',
+    example: 'the plant store is unavailable right now; retry after the delay in Retry-After',
+    headers: ['Retry-After']
   },
   store_busy: {
     status: 503,

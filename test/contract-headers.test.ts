@@ -196,7 +196,8 @@ t.test('each 503: store_busy, overloaded, store_unavailable, shutting_down', asy
     const locker = new Database(path)
     t.teardown(() => locker.close())
     locker.exec('BEGIN IMMEDIATE') // another writer holds the lock
-    await call(t, { method: 'POST', path: '/plants', url: '/plants', headers: AUTH, body: { id: 1, name: 'Ivy' }, status: 503, code: 'store_unavailable' })
+    const { res } = await call(t, { method: 'POST', path: '/plants', url: '/plants', headers: AUTH, body: { id: 1, name: 'Ivy' }, status: 503, code: 'store_unavailable' })
+    t.equal(res.headers.get('retry-after'), '1', 'when to try the store again')
     locker.exec('COMMIT')
   })
 

@@ -5,7 +5,7 @@ import { ackedPlantsSurvive } from './helpers/acked-writes.ts'
 import { errorLines, logsArrived, startServer, waitForLine, type RunningServer } from './helpers/server.ts'
 import { retryUntil } from './helpers/wait.ts'
 
-const UNAVAILABLE = '{"error":503,"message":"the plant store is unavailable right now; retry later","code":"store_unavailable"}'
+const UNAVAILABLE = '{"error":503,"message":"the plant store is unavailable right now; retry after the delay in Retry-After","code":"store_unavailable"}'
 
 const create = async (server: RunningServer, plant: object): Promise<number> =>
   (await server.request('POST', '/plants', { body: plant })).statusCode

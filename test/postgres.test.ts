@@ -9,7 +9,7 @@ import { pgClient } from './helpers/postgres.ts'
 import { appBehindRelay } from './helpers/postgres-relay.ts'
 import { retryUntil } from './helpers/wait.ts'
 
-const UNAVAILABLE = { error: 503, message: 'the plant store is unavailable right now; retry later', code: 'store_unavailable' }
+const UNAVAILABLE = { error: 503, message: 'the plant store is unavailable right now; retry after the delay in Retry-After', code: 'store_unavailable' }
 
 t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
   const server = await startPostgres(t)

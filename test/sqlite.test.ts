@@ -162,7 +162,7 @@ t.test('a locked database answers 503 to writes, logs it once while reads go on,
   for (const id of [2, 3, 4]) {
     const res = await post(id)
     t.equal(res.statusCode, 503, `create ${id} while locked`)
-    t.same(res.json(), { error: 503, message: 'the plant store is unavailable right now; retry later', code: 'store_unavailable' })
+    t.same(res.json(), { error: 503, message: 'the plant store is unavailable right now; retry after the delay in Retry-After', code: 'store_unavailable' })
     // Reads still work, and say nothing of whether writes do.
     t.equal((await server.request('GET', '/plants/1')).statusCode, 200, `a read after create ${id}`)
     t.equal((await server.request('GET', '/health/ready')).statusCode, 200)

@@ -83,9 +83,13 @@ function detailsOf ({ validation, validationContext }: ServiceError): ErrorDetai
   }))
 }
 
+// When to try the store again: a full write queue drains in about that, and an outage is
+// probed twice in it (a client that retries sooner only meets the 503 again).
+const RETRY_STORE_AFTER = { 'retry-after': '1' }
+
 function fromStore (error: Error): ServiceError | undefined {
-  if (error instanceof store.StoreUnavailable) return new StoreUnavailable({ cause: error })
-  if (error instanceof store.StoreBusy) return withHeaders(new StoreBusy(), { 'retry-after': '1' })
+  if (error instanceof store.StoreUnavailable) return withHeaders(new StoreUnavailable({ cause: error }), RETRY_STORE_AFTER)
+  if (error instanceof store.StoreBusy) return withHeaders(new StoreBusy(), RETRY_STORE_AFTER)
   if (error instanceof store.PlantRejected) return new PlantRejected()
   return undefined
 }

@@ -51,7 +51,7 @@ export const RouteNotFound = failure('route_not_found', 'no route for %s %s')
 
 export const MethodNotAllowed = failure('method_not_allowed', '%s %s is not an operation of this API; the path takes %s')
 
-export const StoreUnavailable = failure('store_unavailable', 'the plant store is unavailable right now; retry later')
+export const StoreUnavailable = failure('store_unavailable', 'the plant store is unavailable right now; retry after the delay in Retry-After')
 
 export const StoreBusy = failure('store_busy', 'too many writes are waiting for the plant store; retry after the delay in Retry-After')
 
