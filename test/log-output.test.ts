@@ -185,7 +185,7 @@ t.test('a disk that fills up: the line cut short is ended once space is back, th
   // A file size limit of 8 KiB stands in for a full disk: 81 lines of 100 bytes and the
   // head of the 82nd fit, the rest of the 300 fail.
   const { stdout } = await promisify(execFile)('bash', ['-c', 'ulimit -S -f 8 && exec "$@"', 'bash',
-    process.execPath, '--import', 'tsx', join(import.meta.dirname, 'helpers', 'log-to-a-full-file.ts'), path, '300'])
+    process.execPath, ...process.execArgv, join(import.meta.dirname, 'helpers', 'log-to-a-full-file.ts'), path, '300'])
   const { full, after } = JSON.parse(stdout) as { full: string, after: string }
   const line = (i: number): string => `{"line":${String(i).padStart(5, '0')},"pad":"${'x'.repeat(76)}"}\n`
   t.equal(full.length, 8192, 'the file filled up to its limit')

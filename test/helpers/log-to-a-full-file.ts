@@ -3,13 +3,14 @@
  * size limit (`ulimit -f`, set by whoever starts it) stands in for a full disk: a write
  * across the limit is cut short, later ones fail (EFBIG). Then the file is emptied, as if
  * space came back, and three more lines are written. Prints what the file held before and
- * after, as JSON: `node --import tsx log-to-a-full-file.ts <path> <lines>`.
+ * after, as JSON: `log-to-a-full-file.ts <path> <lines>`, run with the test's own Node
+ * options (which strip its types).
  */
 import { ftruncateSync, openSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { LogOutput } from '../../src/log-output.ts'
 
-// Node ignores the signal a write past the limit sends. Under tap, a loader of its
+// Node ignores the signal a write past the limit sends. Under tap, its process tracking
 // catches it, then raises it again and the process dies: a listener of our own stops that.
 process.on('SIGXFSZ', () => {})
 

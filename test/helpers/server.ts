@@ -59,12 +59,10 @@ export const CREATE_HEAD = `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: B
 const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
 const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:' }
 
-// Under a file-size limit, the TypeScript loader's own files must not be what fails.
-// Node ignores SIGXFSZ, so that a write past the limit fails with EFBIG, as the service
-// expects; the loader's exit handler turns the signal back into death, unless another
-// listener is there, as this one is. Its compile cache (megabytes) is not written.
+// Under a file-size limit, Node ignores SIGXFSZ, so that a write past the limit fails with
+// EFBIG, as the service expects; the exit handler of tap's process tracking turns the
+// signal back into death, unless another listener is there, as this one is.
 const FILE_SIZE_LIMITED = ['--import=data:text/javascript,process.on("SIGXFSZ",()=>{})']
-const NO_COMPILE_CACHE = { DISABLE_V8_COMPILE_CACHE: '1' }
 
 /** What a service process starts with besides its environment. */
 export interface ProcessOptions {
@@ -84,10 +82,10 @@ export interface ProcessOptions {
   spawned?: (child: ChildProcess) => void
 }
 
-/** src/server.ts as a process, with the same TypeScript loader tap gave this test. */
+/** src/server.ts as a process, run as tap runs this test (its types stripped by Node, its coverage counted). */
 function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions, { openFiles, fileBytes, resolvConf }: ProcessOptions = {}): ChildProcess {
   const command = [process.execPath, ...process.execArgv, ...(fileBytes === undefined ? [] : FILE_SIZE_LIMITED), SERVER]
-  const options = { env: { ...process.env, ...CHILD_ENV, ...(fileBytes === undefined ? {} : NO_COMPILE_CACHE), ...env }, stdio }
+  const options = { env: { ...process.env, ...CHILD_ENV, ...env }, stdio }
   const setup = [
     ...(resolvConf === undefined ? [] : [`mount --bind '${resolvConf}' /etc/resolv.conf`]),
     ...(openFiles === undefined ? [] : [`ulimit -n ${openFiles}`]),
