@@ -101,3 +101,24 @@ t.test('the preflight is infrastructure: not in the document', async (t) => {
   t.same(Object.values<Record<string, unknown>>(doc.paths).filter((item) => 'options' in item), [])
   t.notOk(doc.paths['/*'])
 })
+
+// Response headers a page reads without their being exposed (the Fetch standard's
+// CORS-safelisted response headers).
+const SAFELISTED = new Set(['cache-control', 'content-language', 'content-length', 'content-type', 'expires', 'last-modified', 'pragma'])
+
+t.test('a page may read every header the document declares on an answer, and the request id', async (t) => {
+  const app = await testApp(t, ORIGINS)
+  const doc = (await app.inject({ url: '/docs/json' })).json()
+  const declared = new Set<string>()
+  for (const item of Object.values<Record<string, { responses?: Record<string, { headers?: Record<string, unknown> }> }>>(doc.paths)) {
+    for (const operation of Object.values(item)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        for (const name of Object.keys(response.headers ?? {})) declared.add(name.toLowerCase())
+      }
+    }
+  }
+  const exposed = (await app.inject({ url: '/plants', headers: { ...AUTH, origin: APP } })).headers['access-control-expose-headers']
+  // Every answer carries X-Request-Id, which the document leaves to the README (Security).
+  const readable = [...declared].filter((name) => !SAFELISTED.has(name)).concat('x-request-id').sort()
+  t.same(String(exposed).toLowerCase().split(', ').sort(), readable)
+})
