@@ -178,8 +178,8 @@ export const ERROR_CODES = {
   },
   store_busy: {
     status: 503,
-    meaning: 'Too many writes are waiting for the store; retry after `Retry-After` seconds.',
-    example: 'too many writes are waiting for the plant store; retry after the delay in Retry-After',
+    meaning: 'Too many requests are waiting for the store (writes beyond the write queue\'s limit; on PostgreSQL, any request once every pooled connection has been in use for 2 s); nothing was stored. Retry after `Retry-After` seconds.',
+    example: 'too many requests are waiting for the plant store; retry after the delay in Retry-After',
     headers: ['Retry-After']
   },
   overloaded: {

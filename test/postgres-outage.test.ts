@@ -27,9 +27,9 @@ async function endIdleSessions (admin: pg.Client): Promise<number[]> {
   return rows.filter(({ ended }) => ended).map(({ pid }) => pid)
 }
 
-/** The service on the database at `url`, holding plant 1, named "p1". */
-async function serviceHoldingPlant (t: Test, url: string): Promise<RunningServer> {
-  const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
+/** The service on the database at `url` (and `env`), holding plant 1, named "p1". */
+async function serviceHoldingPlant (t: Test, url: string, env: Record<string, string> = {}): Promise<RunningServer> {
+  const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url, ...env })
   t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200, 'plant 1 created')
   return service
 }
@@ -104,7 +104,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     // The first create waits out the stalled batch, then is answered store_unavailable.
     const busy = creates.filter(({ res }) => res.statusCode === 503 && res.json().code === 'store_busy')
     t.ok(busy.length >= 5, `${busy.length} of 10 refused: the queue holds about one`)
-    t.match(assertError(t, busy[0].res, 503), /too many writes are waiting/)
+    t.match(assertError(t, busy[0].res, 503), /too many requests are waiting/)
     t.same(busy.map(({ res }) => res.headers['retry-after']), busy.map(() => '1'), 'each with Retry-After: 1')
     t.ok(busy.every(({ ms }) => ms < 1000), `each at once, not after the statement timeout: ${busy.map(({ ms }) => ms).join(', ')} ms`)
 
@@ -194,9 +194,9 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
   })
 
   /** A service holding plant 1 on a database of its own (at `url`), and a transaction holding a lock of `mode` on its plants table. */
-  const plantsLocked = async (t: Test, database: string, mode: string): Promise<{ url: string, service: RunningServer, unlock: () => Promise<void> }> => {
+  const plantsLocked = async (t: Test, database: string, mode: string, env?: Record<string, string>): Promise<{ url: string, service: RunningServer, unlock: () => Promise<void> }> => {
     const url = await server.createDatabase(database)
-    const service = await serviceHoldingPlant(t, url)
+    const service = await serviceHoldingPlant(t, url, env)
     const admin = await pgClient(t, url)
     await admin.query('BEGIN')
     await admin.query(`LOCK TABLE plants IN ${mode} MODE`)
@@ -220,6 +220,30 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     await logsArrived()
     t.same(errorLines(service.stdout), [], 'no outage')
     t.equal(service.stdout.filter((line) => line.includes('a PostgreSQL connection was closed') && line.includes('administrator command')).length, 1, 'the connection ended, logged once')
+  })
+
+  t.test('every pooled connection in use past the pool\'s 2 s wait: what waited answers 503 store_busy, the store never down', async (t) => {
+    const { url, service, unlock } = await plantsLocked(t, 'pool_busy', 'ACCESS EXCLUSIVE', { DATABASE_POOL_SIZE: '2' })
+    const admin = await pgClient(t, url)
+    // Two reads wait on the lock, one on each of the pool's connections, within the
+    // server's 3 s statement timeout; three more wait for a connection.
+    const holding = [service.request('GET', '/plants/1'), service.request('GET', '/plants/1')]
+    await retryUntil(async () => (await admin.query<{ waiting: number }>(
+      `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = 'pool_busy' AND ${SERVICE_SESSION} AND wait_event_type = 'Lock'`)).rows[0].waiting,
+    (waiting) => waiting === 2, 5000)
+    const waited = await Promise.all(Array.from({ length: 3 }, async () => await service.request('GET', '/plants/1')))
+    await unlock()
+    for (const res of waited) {
+      t.match(assertError(t, res, 503, 'store_busy'), /too many requests are waiting/)
+      t.equal(res.headers['retry-after'], '1')
+    }
+    t.same((await Promise.all(holding)).map((res) => res.statusCode), [200, 200], 'the reads holding the connections are served once the lock is released')
+    const after = await Promise.all(Array.from({ length: 10 }, async () => (await service.request('GET', '/plants/1')).statusCode))
+    t.same(after, Array(10).fill(200), 'the reads right after are served: the store is not down')
+    t.equal((await service.request('GET', '/health/ready')).statusCode, 200, 'ready')
+    await logsArrived()
+    t.same(errorLines(service.stdout), [], 'no outage')
+    t.equal(service.stdout.filter((line) => line.includes('every PostgreSQL connection of the pool stayed in use')).length, 1, 'logged once, at warn')
   })
 
   t.test('the plants table locked by an administrator (VACUUM FULL, ALTER TABLE): one outage, logged once, 503 at once after the first timeout; served again once it is free', async (t) => {

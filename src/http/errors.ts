@@ -53,7 +53,7 @@ export const MethodNotAllowed = failure('method_not_allowed', '%s %s is not an o
 
 export const StoreUnavailable = failure('store_unavailable', 'the plant store is unavailable right now; retry after the delay in Retry-After')
 
-export const StoreBusy = failure('store_busy', 'too many writes are waiting for the plant store; retry after the delay in Retry-After')
+export const StoreBusy = failure('store_busy', 'too many requests are waiting for the plant store; retry after the delay in Retry-After')
 
 export const PlantRejected = failure('plant_rejected', 'the plant store cannot keep this plant')
 

@@ -35,7 +35,7 @@ export const listPlants = {
         })
       }
     }),
-    ...errorResponses(GUARDED, 'invalid_parameter', 'store_unavailable')
+    ...errorResponses(GUARDED, 'invalid_parameter', 'store_unavailable', 'store_busy')
   }
 }
 
@@ -68,7 +68,7 @@ export const getPlant = {
     200: ref(StoredPlant, { description: 'The plant', headers: plantCaching }),
     // No body at all: `null` would be a JSON body of its own.
     304: Type.Unsafe<undefined>(Type.Null({ description: 'Not modified: the plant is still the one `If-None-Match` names', headers: plantCaching })),
-    ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', 'store_unavailable')
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', 'store_unavailable', 'store_busy')
   }
 }
 

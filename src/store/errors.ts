@@ -9,10 +9,13 @@ export class StoreUnavailable extends Error {
   }
 }
 
-/** Too many writes are already waiting for the store; this one was not queued. */
+/**
+ * Too many operations are already waiting for the store: writes past the write queue's
+ * limit, or, on PostgreSQL, every pooled connection in use for too long. Nothing was written.
+ */
 export class StoreBusy extends Error {
-  constructor () {
-    super('too many writes are waiting for the plant store')
+  constructor (options?: ErrorOptions) {
+    super('too many operations are waiting for the plant store', options)
     this.name = 'StoreBusy'
   }
 }

@@ -42,6 +42,11 @@ const IDLE_ENDED_SQLSTATE = '57P05'
 // failed or is closing: the pool can hand one out in the moment between the server ending
 // it and the pool hearing of it.
 const NOT_SENT_MESSAGE = /^Client (has encountered a connection error|was closed) and is not queryable$/
+// pg-pool's answer to a request that waited CONNECT_TIMEOUT_MS in its queue for one of
+// the pool's connections, every one of them in use: the server answers, the instance has
+// more statements in flight than connections to run them (its own new connections that
+// time out say "Connection terminated due to connection timeout").
+const POOL_WAIT_MESSAGE = 'timeout exceeded when trying to connect'
 // Errors that roll a statement back for a concurrent one's sake, class 40: a
 // serialization failure (on a server whose default isolation is stricter than the READ
 // COMMITTED the statements are written for) or a deadlock. The statement can run again.
@@ -104,6 +109,15 @@ export function neverRan (err: unknown): boolean {
   if (codeOf(err) === IDLE_ENDED_SQLSTATE) return true
   const { message } = err as { message?: unknown }
   return typeof message === 'string' && NOT_SENT_MESSAGE.test(message)
+}
+
+/**
+ * True when the statement waited too long for one of the pool's connections, all busy:
+ * a store too busy to serve it, not an outage. Connections held by a server that no
+ * longer answers show that themselves, when their own statements time out.
+ */
+export function poolExhausted (err: unknown): boolean {
+  return (err as { message?: unknown }).message === POOL_WAIT_MESSAGE
 }
 
 /** True when PostgreSQL rolled the statement back for a concurrent one's sake: it can run again. */

@@ -1,9 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { StoreUnavailable } from './errors.ts'
+import { monotonicMs } from '../monotonic-clock.ts'
+import { StoreBusy, StoreUnavailable } from './errors.ts'
 import { GroupCommit } from './group-commit.ts'
 import { Outage } from './outage.ts'
-import { connectionEnded, neverRan, noConnectionSlot, poolConfig, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.ts'
+import { connectionEnded, neverRan, noConnectionSlot, poolConfig, poolExhausted, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.ts'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
 import { PostgresWebhooks } from './postgres-webhooks.ts'
@@ -17,6 +18,9 @@ const STATEMENT_RUNS = 3
 // Once the server has refused a new connection for lack of slots, the pool keeps to the
 // connections it has for this long, then may grow again.
 const KEEP_TO_OPEN_MS = 10_000
+// A pool too busy to serve is logged at most once in this long: under a load it would
+// be every request.
+const POOL_EXHAUSTED_LOG_MS = 10_000
 // What ends an outage: a read of the plants table (by its key, so as cheap at any size),
 // not only an answer from the server. A table an administrator has locked (VACUUM FULL,
 // ALTER TABLE, LOCK TABLE) times every statement out while the server answers SELECT 1;
@@ -45,6 +49,7 @@ export class PostgresStore implements PlantStore {
   /** The pool's connections that are open: its count includes those still connecting. */
   #connected = 0
   #regrow: NodeJS.Timeout | undefined
+  #poolExhaustedLoggedAt = -Infinity
   readonly #log: StoreContext['log']
   readonly #outage: Outage
   readonly #creates: GroupCommit<StoredPlant, CreateResult | Error>
@@ -227,10 +232,23 @@ export class PostgresStore implements PlantStore {
           this.#log.warn({ err }, 'a PostgreSQL connection was closed while a statement ran on it; answering 503 to that statement alone')
           throw new StoreUnavailable({ cause: err })
         }
+        if (poolExhausted(err)) {
+          this.#poolExhausted(err)
+          throw new StoreBusy({ cause: err })
+        }
         if (takesNoWrites(err, text)) throw this.#outage.fail(err, true)
         throw unavailable(err) || settingsRefused(err) ? this.#outage.fail(err) : err
       }
     }
+  }
+
+  /** A statement waited too long for a connection: the pool is too small for the load, or its statements too slow. */
+  #poolExhausted (err: unknown): void {
+    const now = monotonicMs()
+    if (now - this.#poolExhaustedLoggedAt < POOL_EXHAUSTED_LOG_MS) return
+    this.#poolExhaustedLoggedAt = now
+    this.#log.warn({ err, poolSize: this.#poolSize },
+      'every PostgreSQL connection of the pool stayed in use for 2 s; answering 503 store_busy to what waits (is DATABASE_POOL_SIZE too small, or a statement slow?)')
   }
 
   /**

@@ -32,7 +32,7 @@ export const listSubscriptions = {
   tags: ['webhooks'],
   response: {
     200: Type.Array(ref(Subscription), { description: 'Every subscription', examples: [Subscription.examples] }),
-    ...errorResponses(GUARDED, 'store_unavailable')
+    ...errorResponses(GUARDED, 'store_unavailable', 'store_busy')
   }
 }
 
@@ -43,7 +43,7 @@ export const getSubscription = {
   params: SubscriptionParams,
   response: {
     200: ref(Subscription, { description: 'The subscription, without its secret' }),
-    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'store_unavailable')
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'store_unavailable', 'store_busy')
   }
 }
 
@@ -76,7 +76,7 @@ export const listDeliveries = {
         })
       }
     }),
-    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'store_unavailable')
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'webhook_not_found', 'store_unavailable', 'store_busy')
   }
 }
 
