@@ -8,7 +8,7 @@ import { pino } from 'pino'
 import t from 'tap'
 import { buildApp } from '../src/app.ts'
 import { loadConfig } from '../src/config.ts'
-import { SCHEMA_VERSION } from '../src/store/sqlite-schema.ts'
+import { APPLICATION_ID, SCHEMA_VERSION } from '../src/store/sqlite-schema.ts'
 import { SqliteStore } from '../src/store/sqlite.ts'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from './helpers/app.ts'
 import { errorLines, failedStart, logsArrived, startServer, waitForLine } from './helpers/server.ts'
@@ -43,6 +43,7 @@ t.test('the folder of the file is created, and the schema version is recorded', 
   const db = new Database(path, { readonly: true })
   t.teardown(() => db.close())
   t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION)
+  t.equal(db.pragma('application_id', { simple: true }), APPLICATION_ID, "the file is marked the plant store's")
   t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
 })
 
@@ -84,6 +85,7 @@ t.test('a file the service cannot use stops the start with a clear message', asy
   await t.rejects(start(`sqlite:${dir}/a-file/plants.db`), /EEXIST|ENOTDIR|not a directory/)
 
   const newer = new Database(`${dir}/newer.db`)
+  newer.pragma(`application_id = ${APPLICATION_ID}`)
   newer.pragma('user_version = 99')
   newer.close()
   await t.rejects(start(`sqlite:${dir}/newer.db`), /schema version 99, newer than/)
@@ -148,6 +150,54 @@ t.test("another application's database is refused at start and left untouched; a
   // A file of no bytes is a new database, as SQLite makes one.
   const app = await testApp(t, { DATABASE_URL: `sqlite:${dir}/empty.db` })
   t.equal((await postPlant(app, { id: 1, name: 'Fern' })).statusCode, 200)
+})
+
+t.test("an application's database that numbers its schema, or marks the file as its own, is refused and left untouched", async (t) => {
+  const dir = t.testdir()
+  const start = async (file: string) => await buildApp(loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: `sqlite:${file}` }))
+  const refused = async (name: string, sql: string, message: RegExp): Promise<void> => {
+    const file = `${dir}/${name}.db`
+    const other = new Database(file)
+    other.exec(sql)
+    other.close()
+    const before = await readFile(file)
+    await t.rejects(start(file), { message }, name)
+    t.same(await readFile(file), before, `${name}: not a byte of it changed`)
+  }
+  // Before, each of the first two was migrated: the plant store's tables added, the file switched to WAL.
+  await refused('numbered', 'CREATE TABLE customers (id INTEGER PRIMARY KEY); CREATE TABLE invoices (id INTEGER PRIMARY KEY); PRAGMA user_version = 2',
+    /it holds tables that are not the plant store's \(customers, invoices\) and was left untouched/)
+  await refused('numbered-empty', 'PRAGMA user_version = 1',
+    /it is at schema version 1 \(PRAGMA user_version\) without the plant store's tables of that version \(plants\) and was left untouched/)
+  // A GeoPackage, say, marks its files "GPKG".
+  await refused('marked', 'PRAGMA application_id = 1196444487',
+    /its PRAGMA application_id is 0x47504b47, not the plant store's, and was left untouched/)
+  await refused('numbered-beyond', 'CREATE TABLE plants (id INTEGER PRIMARY KEY); PRAGMA user_version = 99',
+    /without the plant store's tables of that version \(webhooks, webhook_deliveries\)/)
+  t.same(readdirSync(dir).sort(), ['marked.db', 'numbered-beyond.db', 'numbered-empty.db', 'numbered.db'], 'nothing written beside them')
+})
+
+t.test('a file the plant store made before it marked its files is taken, upgraded and marked', async (t) => {
+  const dir = t.testdir()
+  for (const version of [2, SCHEMA_VERSION]) {
+    const file = `${dir}/v${version}.db`
+    const first = await testApp(t, { DATABASE_URL: `sqlite:${file}` })
+    t.equal((await postPlant(first, { id: 1, name: 'Fern' })).statusCode, 200)
+    await first.close()
+    const old = new Database(file)
+    // Version 2 had no webhooks.
+    if (version === 2) old.exec('DROP TABLE webhook_deliveries; DROP TABLE webhooks; PRAGMA user_version = 2')
+    old.pragma('application_id = 0')
+    old.close()
+
+    const app = await testApp(t, { DATABASE_URL: `sqlite:${file}` })
+    t.equal((await app.inject({ url: '/plants/1', headers: AUTH })).body, '{"id":1,"name":"Fern"}', `version ${version}: its plant is served`)
+    t.equal((await app.inject({ url: '/webhooks', headers: AUTH })).statusCode, 200, `version ${version}: webhooks too`)
+    await app.close()
+    const db = new Database(file, { readonly: true })
+    t.same([db.pragma('user_version', { simple: true }), db.pragma('application_id', { simple: true })], [SCHEMA_VERSION, APPLICATION_ID], `version ${version}: upgraded and marked`)
+    db.close()
+  }
 })
 
 t.test('a locked database answers 503 to writes, logs it once while reads go on, and recovers by itself', async (t) => {

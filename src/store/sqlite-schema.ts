@@ -43,27 +43,51 @@ const migrations: string[] = [
 
 export const SCHEMA_VERSION = migrations.length
 
+// The plant store's mark in the file's header, where SQLite keeps an application's own
+// (PRAGMA application_id): "PlSt" in ASCII. Files made before the store set it hold 0;
+// their version and tables tell whose they are.
+export const APPLICATION_ID = 0x506c5374
+
 // How many of another application's tables a refusal names.
 const NAMED_TABLES = 3
 
+const LEFT_UNTOUCHED = "and was left untouched: name a new file, or the plant store's own"
+
+/** The tables the migrations up to `version` make, in the order they make them. */
+function tablesAt (version: number): string[] {
+  return migrations.slice(0, version).flatMap((sql) => [...sql.matchAll(/CREATE TABLE (\w+)/g)].map(([, name]) => name))
+}
+
 /**
- * Refuses another application's database. Version 0 is where the migrations begin, so a
- * file at 0 that already holds tables (SQLite's own aside) was not made by this service:
+ * Refuses another application's database, before anything is written to the file:
  * migrating it would add the plant store's tables to that application's, and switch its
- * file to WAL mode. Call before anything is written to the file.
+ * file to WAL mode. The store's own files carry its APPLICATION_ID; one without it (0) is
+ * the store's if it is new (version 0 and no tables; SQLite's own aside) or holds every
+ * table its PRAGMA user_version says it has. Applications number their own schemas in
+ * user_version too, so a version alone does not make a file the store's.
  */
 export function refuseForeign (db: Database.Database): void {
-  if (Number(db.pragma('user_version', { simple: true })) !== 0) return
+  const id = Number(db.pragma('application_id', { simple: true }))
+  if (id === APPLICATION_ID) return
+  if (id !== 0) {
+    throw new Error(`its PRAGMA application_id is 0x${(id >>> 0).toString(16)}, not the plant store's, ${LEFT_UNTOUCHED}`)
+  }
+  const version = Number(db.pragma('user_version', { simple: true }))
   const names = db.prepare<[], string>(
     "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
   ).pluck().all()
-  if (names.length === 0) return
-  const more = names.length > NAMED_TABLES ? ` and ${names.length - NAMED_TABLES} more` : ''
-  throw new Error(`it holds tables that are not the plant store's (${names.slice(0, NAMED_TABLES).join(', ')}${more}) ` +
-    'and was left untouched: name a new file, or the plant store\'s own')
+  const missing = tablesAt(Math.min(version, SCHEMA_VERSION)).filter((name) => !names.includes(name))
+  if ((version === 0 && names.length === 0) || (version > 0 && missing.length === 0)) return
+  const ours = tablesAt(SCHEMA_VERSION)
+  const others = names.filter((name) => !ours.includes(name))
+  if (others.length === 0) {
+    throw new Error(`it is at schema version ${version} (PRAGMA user_version) without the plant store's tables of that version (${missing.join(', ')}) ${LEFT_UNTOUCHED}`)
+  }
+  const more = others.length > NAMED_TABLES ? ` and ${others.length - NAMED_TABLES} more` : ''
+  throw new Error(`it holds tables that are not the plant store's (${others.slice(0, NAMED_TABLES).join(', ')}${more}) ${LEFT_UNTOUCHED}`)
 }
 
-/** Brings the database up to SCHEMA_VERSION; refuses a database newer than this code. */
+/** Brings the database up to SCHEMA_VERSION and marks it the store's; refuses a database newer than this code. */
 export function migrate (db: Database.Database): void {
   const current = Number(db.pragma('user_version', { simple: true }))
   if (current > SCHEMA_VERSION) {
@@ -73,6 +97,9 @@ export function migrate (db: Database.Database): void {
     db.transaction(() => {
       db.exec(migrations[version - 1])
       db.pragma(`user_version = ${version}`)
+      db.pragma(`application_id = ${APPLICATION_ID}`)
     }).immediate()
   }
+  // A file the store made before it set its mark.
+  if (Number(db.pragma('application_id', { simple: true })) !== APPLICATION_ID) db.pragma(`application_id = ${APPLICATION_ID}`)
 }
