@@ -7,7 +7,8 @@ export interface GroupCommitOptions<Item, Result> {
   /**
    * Writes the items in one transaction and returns their results in order. When it
    * throws, it must have stored none of them: the batch is then split and written again.
-   * An outage is thrown as StoreUnavailable, which fails the whole batch instead.
+   * An outage is thrown as StoreUnavailable, and a store too busy to take it as
+   * StoreBusy, which fail the whole batch instead.
    */
   write: (items: Item[]) => Result[] | Promise<Result[]>
   /** An estimate of the memory an item holds while it waits, in bytes. */
@@ -104,7 +105,8 @@ export class GroupCommit<Item, Result> {
 
   /**
    * Writes a batch and answers its items. A batch that fails with anything but
-   * StoreUnavailable stored nothing and was refused for one of its items (or a few): it
+   * StoreUnavailable or StoreBusy (a store that cannot take any batch now) stored nothing
+   * and was refused for one of its items (or a few): it
    * is split in halves, each written on its own, until the item at fault stands alone
    * and is answered with the error; every other item is written and answered as if it
    * had not been there. That costs two writes per halving, and only when one fails.
@@ -115,7 +117,7 @@ export class GroupCommit<Item, Result> {
     try {
       results = await this.#options.write(batch.map((entry) => entry.item))
     } catch (error) {
-      if (batch.length === 1 || error instanceof StoreUnavailable) {
+      if (batch.length === 1 || error instanceof StoreUnavailable || error instanceof StoreBusy) {
         for (const entry of batch) this.#answer(entry).reject(error)
         return
       }
