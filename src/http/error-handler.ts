@@ -4,7 +4,8 @@ import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
 import { ERROR_CODES, type ErrorBody, type ErrorCode, type ErrorDetail } from '../../schemas/error.ts'
-import { MethodNotAllowed, PlantRejected, RouteNotFound, StoreBusy, StoreUnavailable, withHeaders } from './errors.ts'
+import { MethodNotAllowed, PlantRejected, RouteNotFound, StoreBusy, StoreUnavailable, TargetInvalid, withHeaders } from './errors.ts'
+import { isOriginForm } from './request-target.ts'
 import type { RouteMethods } from './route-methods.ts'
 import { apiSecurityHeaders, setAnswerHeaders } from './answer-headers.ts'
 import * as store from '../store/errors.ts'
@@ -134,7 +135,10 @@ function unrouted (request: FastifyRequest, routes: RouteMethods): Error {
  */
 export function frameworkErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   setAnswerHeaders(request, reply)
-  errorHandler(error, request, reply)
+  // The router refuses a target that is no path (`*health`) as a bad URL, before the hook
+  // that says what is wrong with it (requireOriginForm) runs.
+  const notAPath = error.code === 'FST_ERR_BAD_URL' && !isOriginForm(request)
+  errorHandler(notAPath ? new TargetInvalid() : error, request, reply)
 }
 
 /**

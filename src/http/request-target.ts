@@ -23,11 +23,15 @@ export function originForm (req: IncomingMessage): string {
   return '/'
 }
 
+/** True when the target, once in origin-form, is a path (or `*` for OPTIONS, RFC 9112 3.2.4). */
+export function isOriginForm ({ url, method }: FastifyRequest): boolean {
+  return url.charCodeAt(0) === 47 || (url === '*' && method === 'OPTIONS')
+}
+
 /**
- * Any other target that is not a path (`plants`, `*health`; `*` but for OPTIONS, RFC 9112
- * 3.2.4) is answered 400: the router made `*health` the health check.
+ * Any other target that is not a path (`plants`, `*health`; `*` but for OPTIONS) is
+ * answered 400: the router (find-my-way before 9.10.2) made `*health` the health check.
  */
 export function requireOriginForm (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  const { url, method } = request
-  done(url.charCodeAt(0) === 47 || (url === '*' && method === 'OPTIONS') ? undefined : new TargetInvalid())
+  done(isOriginForm(request) ? undefined : new TargetInvalid())
 }
