@@ -32,6 +32,7 @@ export const Env = Type.Object({
   GROUP_COMMIT_MAX_BATCH: whole(512, 1, 100_000),
   WRITE_QUEUE_LIMIT_BYTES: whole(16 * 1024 * 1024, 1024, 2 ** 31 - 1),
   SHUTDOWN_GRACE_MS: whole(10_000, 1, 3_600_000),
+  SHUTDOWN_DELAY_MS: whole(0, 0, 3_600_000),
   METRICS_REQUIRE_TOKEN: Type.Boolean({ default: false }),
   DATABASE_URL: Type.String({ default: 'sqlite:data/plants.db' }),
   DATABASE_POOL_SIZE: whole(10, 1, 1000),

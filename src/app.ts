@@ -103,9 +103,9 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   app.addHook('onRequest', requireHost)
   app.addHook('onRequest', requireOriginForm)
   app.addHook('onRequest', refuseUnrouted(routes))
+  await app.register(readiness)
   await app.register(closing)
   await app.register(metrics)
-  await app.register(readiness)
   await app.register(docs)
   await app.register(tokens, { tokens: config.tokens, file: config.tokensFile })
 

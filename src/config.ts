@@ -40,6 +40,8 @@ export interface Config {
   corsOrigins: string[]
   /** How long a shutdown may take before the process exits non-zero anyway. */
   shutdownGraceMs: number
+  /** How long the service goes on serving once told to stop, not ready, before it stops accepting; part of the grace. */
+  shutdownDelayMs: number
   metricsRequireToken: boolean
   webhooks: WebhookSettings
 }
@@ -84,6 +86,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
   if (e.HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
     throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS')
   }
+  if (e.SHUTDOWN_DELAY_MS >= e.SHUTDOWN_GRACE_MS) {
+    throw new ConfigError('SHUTDOWN_DELAY_MS must be shorter than SHUTDOWN_GRACE_MS, which bounds the whole shutdown, the delay included')
+  }
   const openFiles = openFileLimit()
   return {
     host: e.HOST,
@@ -114,6 +119,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
     trustProxy: proxies(e.TRUST_PROXY),
     corsOrigins: corsOrigins(e.CORS_ORIGINS),
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     metricsRequireToken: e.METRICS_REQUIRE_TOKEN,
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
@@ -122,8 +128,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
       // Per subscription: the most subscriptions there can be share the webhooks' files.
       concurrency: withinFiles(e.WEBHOOK_CONCURRENCY, openFiles, WEBHOOKS_SHARE_OF_FILES / MAX_SUBSCRIPTIONS),
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
-      // Half the grace for receivers; the rest for the writes still queued and the store.
-      closeWaitMs: Math.floor(e.SHUTDOWN_GRACE_MS / 2)
+      // Half of the grace left after the delay for receivers; the rest for the writes
+      // still queued and the store.
+      closeWaitMs: Math.floor((e.SHUTDOWN_GRACE_MS - e.SHUTDOWN_DELAY_MS) / 2)
     }
   }
 }

@@ -3,6 +3,7 @@
 import './supported-node.ts'
 import { onReload } from './reload-signal.ts'
 import type { AddressInfo } from 'node:net'
+import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.ts'
 import { loadConfig } from './config.ts'
@@ -24,17 +25,26 @@ try {
 
 const app = await buildApp(config).catch(cannotStart)
 
-// SIGTERM / SIGINT: stop accepting, let in-flight requests finish (new ones get 503),
-// commit and answer pending writes, close the store, write out the log, exit 0; past
-// the grace delay, exit 1.
+// SIGTERM / SIGINT: serve on, not ready, for SHUTDOWN_DELAY_MS (a load balancer takes
+// a while to stop sending clients), then stop accepting, let in-flight requests finish
+// (new ones get 503), commit and answer pending writes, close the store, write out the
+// log, exit 0; past the grace delay, exit 1.
 closeWithGrace({
   delay: config.shutdownGraceMs,
   logger: { error: (message: unknown) => app.log.error(message) },
   // close-with-grace would shut down on SIGHUP too; here it means "reload the tokens".
   skip: ['SIGHUP']
 }, async ({ signal, err }) => {
-  if (err !== undefined) app.log.error({ err }, 'fatal error, shutting down')
-  else app.log.info({ signal }, 'shutting down')
+  if (err !== undefined) {
+    app.log.error({ err }, 'fatal error, shutting down')
+  } else {
+    const delayMs = config.shutdownDelayMs
+    app.log.info({ signal, ...(delayMs > 0 && { delayMs }) }, delayMs > 0 ? 'shutting down: serving, not ready, until the delay ends' : 'shutting down')
+    if (delayMs > 0) {
+      app.drain()
+      await sleep(delayMs)
+    }
+  }
   await app.close()
   await flushLog()
 })

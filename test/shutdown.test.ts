@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
-import { TOKEN } from './helpers/app.ts'
+import { assertError, TOKEN } from './helpers/app.ts'
 import { ackedPlantsSurvive } from './helpers/acked-writes.ts'
-import { CREATE_HEAD, startServer } from './helpers/server.ts'
+import { CREATE_HEAD, startServer, waitForLine } from './helpers/server.ts'
 
 t.test('SIGTERM in the middle of a burst: in-flight creates are committed and answered, exit 0', async (t) => {
   const env = { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${t.testdir()}/plants.db` }
@@ -25,6 +25,32 @@ t.test('the log is written asynchronously, yet no line is lost: each answered re
   const lines = server.stdout.filter((line) => line.includes('"route":"/plants"'))
   t.equal(lines.length, 200, 'one line per request, none held back in the buffer')
   t.ok(lines.every((line) => JSON.parse(line).status === 200), 'each a whole JSON line')
+})
+
+t.test('SHUTDOWN_DELAY_MS: after a SIGTERM the service serves on, not ready and closing each connection after its answer, for the delay; then it stops as usual', async (t) => {
+  const delayMs = 1500
+  const env = { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${t.testdir()}/plants.db` }
+  const server = await startServer(t, { ...env, SHUTDOWN_DELAY_MS: String(delayMs) })
+  t.equal((await server.request('POST', '/plants', { body: { id: 1, name: 'Fern' } })).statusCode, 200)
+  const signalled = performance.now()
+  server.child.kill('SIGTERM')
+  await waitForLine(server.stdout, /shutting down/)
+  const ready = await server.request('GET', '/health/ready')
+  assertError(t, ready, 503, 'shutting_down')
+  const read = await server.request('GET', '/plants/1')
+  const create = await server.request('POST', '/plants', { body: { id: 2, name: 'Moss' } })
+  const alive = await server.request('GET', '/health')
+  const servedBy = performance.now() - signalled
+  t.same([read.statusCode, create.statusCode, alive.statusCode], [200, 200, 200], `served after the SIGTERM, within ${Math.round(servedBy)} ms`)
+  t.ok(servedBy < delayMs, 'all within the delay')
+  t.same([ready, read, create, alive].map((answer) => answer.headers.connection), ['close', 'close', 'close', 'close'], 'each answer closes its connection: the client reconnects, elsewhere')
+  t.equal(await server.exited, 0, 'exit code 0')
+  const exitedAfter = performance.now() - signalled
+  t.ok(exitedAfter >= delayMs, `exited ${Math.round(exitedAfter)} ms after the SIGTERM, once the delay had passed`)
+  t.ok(server.stdout.some((line) => line.includes(`"delayMs":${delayMs}`)), 'the delay is logged')
+
+  const restarted = await startServer(t, env)
+  t.equal((await restarted.request('GET', '/plants/2')).statusCode, 200, 'the create made during the delay was kept')
 })
 
 t.test('a shutdown that outlasts SHUTDOWN_GRACE_MS exits non-zero', async (t) => {

@@ -4,6 +4,17 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { ShuttingDown, withHeaders } from '../http/errors.ts'
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Starts the delay before closing (SHUTDOWN_DELAY_MS): readiness answers 503 so that
+     * a load balancer stops sending new clients, while the requests still sent are served,
+     * each answer with `Connection: close`, so that clients reconnect, elsewhere.
+     */
+    drain: () => void
+  }
+}
+
 /**
  * Once the app starts closing, the requests in flight finish and each connection goes as
  * soon as it carries none: one with nothing in flight is closed at once, and the last
@@ -14,6 +25,11 @@ import { ShuttingDown, withHeaders } from '../http/errors.ts'
  */
 async function refuseWhileClosing (app: FastifyInstance): Promise<void> {
   let closing = false
+  let draining = false
+  app.decorate('drain', () => {
+    draining = true
+    app.readiness.stop()
+  })
   // Node's server.close() closes only the connections between two requests, and stops
   // the header and request deadlines: one that has sent nothing (a browser's pre-connect,
   // a load balancer's spare) or part of a request would hold the close for all of
@@ -43,10 +59,11 @@ async function refuseWhileClosing (app: FastifyInstance): Promise<void> {
       else if (!last.headersSent) last.setHeader('connection', 'close')
     }
   })
-  app.addHook('onRequest', (_request, _reply, done) => {
-    if (!closing) return done()
-    done(withHeaders(new ShuttingDown(), { connection: 'close' }))
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (closing) return done(withHeaders(new ShuttingDown(), { connection: 'close' }))
+    if (draining) reply.header('connection', 'close')
+    done()
   })
 }
 
-export default fp(refuseWhileClosing, { name: 'closing', fastify: '5.x' })
+export default fp(refuseWhileClosing, { name: 'closing', fastify: '5.x', dependencies: ['readiness'] })
