@@ -5,7 +5,7 @@ import { codeOf } from './errors.ts'
 // connecting (or waiting for a pooled connection), then each statement, are bounded.
 // The server cancels a statement first, which keeps the connection usable; the client's
 // own timeout covers a server or network that no longer answers at all.
-const CONNECT_TIMEOUT_MS = 2000
+export const CONNECT_TIMEOUT_MS = 2000
 const STATEMENT_TIMEOUT_MS = 3000
 const QUERY_TIMEOUT_MS = 4000
 // The probe that ends an outage runs again soon: it need not wait long.

@@ -4,7 +4,7 @@ import { monotonicMs } from '../monotonic-clock.ts'
 import { StoreBusy, StoreUnavailable } from './errors.ts'
 import { GroupCommit } from './group-commit.ts'
 import { Outage } from './outage.ts'
-import { connectionEnded, neverRan, noConnectionSlot, poolConfig, poolExhausted, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.ts'
+import { CONNECT_TIMEOUT_MS, connectionEnded, neverRan, noConnectionSlot, poolConfig, poolExhausted, probe, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.ts'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
 import { PostgresWebhooks } from './postgres-webhooks.ts'
@@ -248,7 +248,7 @@ export class PostgresStore implements PlantStore {
     if (now - this.#poolExhaustedLoggedAt < POOL_EXHAUSTED_LOG_MS) return
     this.#poolExhaustedLoggedAt = now
     this.#log.warn({ err, poolSize: this.#poolSize },
-      'every PostgreSQL connection of the pool stayed in use for 2 s; answering 503 store_busy to what waits (is DATABASE_POOL_SIZE too small, or a statement slow?)')
+      `every PostgreSQL connection of the pool stayed in use for ${CONNECT_TIMEOUT_MS} ms; what waited for one is refused as busy (is DATABASE_POOL_SIZE too small, or a statement slow?)`)
   }
 
   /**
