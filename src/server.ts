@@ -37,13 +37,12 @@ closeWithGrace({
 }, async ({ signal, err }) => {
   if (err !== undefined) {
     app.log.error({ err }, 'fatal error, shutting down')
+  } else if (config.shutdownDelayMs === 0) {
+    app.log.info({ signal }, 'shutting down')
   } else {
-    const delayMs = config.shutdownDelayMs
-    app.log.info({ signal, ...(delayMs > 0 && { delayMs }) }, delayMs > 0 ? 'shutting down: serving, not ready, until the delay ends' : 'shutting down')
-    if (delayMs > 0) {
-      app.drain()
-      await sleep(delayMs)
-    }
+    app.log.info({ signal, delayMs: config.shutdownDelayMs }, 'shutting down: serving, not ready, until the delay ends')
+    app.drain()
+    await sleep(config.shutdownDelayMs)
   }
   await app.close()
   await flushLog()

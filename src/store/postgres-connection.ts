@@ -18,6 +18,9 @@ const PROBE_TIMEOUT_MS = 1000
 const NETWORK_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
 const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-3]$|57014$)/
 // node-postgres's own timeouts and lost connections carry no code, only these messages.
+// Two of them say less, and a statement's failure is tested for them first: a statement
+// refused unsent (neverRan) runs again, and a wait for a pooled connection
+// (poolExhausted) is a busy store, not a lost one.
 const UNAVAILABLE_MESSAGE = /timeout|Connection terminated|not queryable/i
 // Errors that say the service's connection settings do not work (now): class 28, the
 // password or role refused (rotated on the server, say), and 3D000, no such database.

@@ -233,7 +233,7 @@ export class PostgresStore implements PlantStore {
           throw new StoreUnavailable({ cause: err })
         }
         if (poolExhausted(err)) {
-          this.#poolExhausted(err)
+          this.#logPoolExhausted(err)
           throw new StoreBusy({ cause: err })
         }
         if (takesNoWrites(err, text)) throw this.#outage.fail(err, true)
@@ -243,7 +243,7 @@ export class PostgresStore implements PlantStore {
   }
 
   /** A statement waited too long for a connection: the pool is too small for the load, or its statements too slow. */
-  #poolExhausted (err: unknown): void {
+  #logPoolExhausted (err: unknown): void {
     const now = monotonicMs()
     if (now - this.#poolExhaustedLoggedAt < POOL_EXHAUSTED_LOG_MS) return
     this.#poolExhaustedLoggedAt = now
