@@ -124,7 +124,16 @@ t.test('a batch committed before it is durable: the next is written while it syn
   t.same(await Promise.allSettled([c, e]).then((all) => all.map((r) => r.status === 'rejected' && (r.reason as Error).message)),
     ['the disk failed again', 'the disk failed again'], 'whole, not split')
   t.same(writes, [['a'], ['b'], ['c', 'e']], 'nothing written again')
-  await commit.drain()
+
+  const f = submit('f')
+  await turn()
+  let drained = false
+  const draining = commit.drain().then(() => { drained = true })
+  await turn()
+  t.notOk(drained, 'drain waits for a batch still syncing')
+  syncs[3].resolve()
+  await draining
+  t.equal(await f, 'f written', 'and ends once it is answered')
 })
 
 t.test('PostgreSQL batch: a statement failing after the INSERT committed answers its plants alone, never fails the batch', async (t) => {
