@@ -9,7 +9,7 @@ import { dirname } from 'node:path'
  * synchronous=FULL would have blocked it for the whole fsync.
  *
  * The store answers nothing before the disk has it: a write waits for the sync started
- * after its commit, and a read for the sync under way when it read (`latest`), since it
+ * after its commit, and a read for the last sync begun when it read (`latest`), since it
  * may have seen a commit that is not on disk yet. A client is told exactly what
  * synchronous=FULL would have told it.
  *
