@@ -260,7 +260,9 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     const firstAnswer = Math.min(...reads.map(({ sentAt, res }) => sentAt + res.ms))
     const late = reads.filter(({ sentAt }) => sentAt > firstAnswer + 50)
     t.ok(late.length >= 30, `${late.length} reads sent after the first timed out, at ${Math.round(firstAnswer)} ms`)
-    t.same(late.filter(({ res }) => res.ms >= 200).map(({ res }) => Math.round(res.ms)), [], 'each of those answered at once: none waited for a statement timeout again')
+    // A read that waited for a statement timeout took its 3 s; one answered at once took up
+    // to 317 ms on a machine in a slow phase (CI), so the line is a third of the timeout.
+    t.same(late.filter(({ res }) => res.ms >= 1000).map(({ res }) => Math.round(res.ms)), [], 'each of those answered at once: none waited for a statement timeout again')
 
     const again = await retryUntil(async () => await service.request('GET', '/plants/1'), (res) => res.statusCode === 200, 5000)
     t.equal(again.value.body, '{"id":1,"name":"p1"}', `served again ${again.ms} ms after the lock was released`)
