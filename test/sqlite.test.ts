@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process'
-import fs, { existsSync, readdirSync, rmSync } from 'node:fs'
+import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { chmod, open, readFile, writeFile } from 'node:fs/promises'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { syncBuiltinESMExports } from 'node:module'
 import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { pino } from 'pino'
@@ -76,63 +75,6 @@ t.test('nothing is answered before it is on disk: a read, a conflict or a 404 th
     t.equal((await deleted).statusCode, 204)
   }
   t.equal(early, 0, 'no answer came before the write it saw was acknowledged')
-})
-
-t.test('the next batch is committed while the last one syncs, two at most; each is answered once on disk, in the order committed', async (t) => {
-  const path = `${t.testdir()}/plants.db`
-  const app = await testApp(t, { DATABASE_URL: `sqlite:${path}` })
-  // The WAL's syncs are held here until the test lets each go.
-  const held: Array<() => void> = []
-  const realFsync = fs.fsync
-  fs.fsync = ((fd: number, done: (err: NodeJS.ErrnoException | null) => void) => {
-    held.push(() => realFsync(fd, done))
-  }) as typeof fs.fsync
-  syncBuiltinESMExports()
-  t.teardown(() => {
-    fs.fsync = realFsync
-    syncBuiltinESMExports()
-  })
-  const reader = new Database(path, { readonly: true })
-  t.teardown(() => reader.close())
-  const committed = () => (reader.prepare('SELECT id FROM plants ORDER BY id').pluck().all() as number[])
-  const answered: number[] = []
-  const post = async (id: number) => {
-    const res = await postPlant(app, { id, name: `p${id}` })
-    answered.push(id)
-    return res.statusCode
-  }
-  // Whether `what` comes true within a second.
-  const until = async (what: () => boolean) => {
-    for (let waited = 0; !what(); waited++) {
-      if (waited === 1000) return false
-      await sleep(1)
-    }
-    return true
-  }
-
-  const first = post(1)
-  t.ok(await until(() => held.length === 1), 'the first batch syncs')
-  const second = post(2)
-  t.ok(await until(() => held.length === 2), 'the second batch syncs while the first one does')
-  t.same(committed(), [1, 2], 'the second batch was committed while the first synced')
-  const third = post(3)
-  await sleep(50)
-  t.same(committed(), [1, 2], 'with two syncs under way, the third waits')
-  const read = app.inject({ url: '/plants/2', headers: AUTH })
-  await sleep(50)
-  t.same(answered, [], 'no write is answered before its sync')
-
-  held[1]()
-  await sleep(50)
-  t.same(answered, [], 'the second sync ended first: nothing is answered before the first one ends too')
-  held[0]()
-  t.same(await Promise.all([first, second]), [200, 200])
-  t.same(answered, [1, 2], 'answered in the order committed')
-  t.equal((await read).statusCode, 200, 'the read that saw the second plant is answered once it is on disk')
-  t.ok(await until(() => held.length === 3), 'the third batch followed once a sync ended')
-  t.same(committed(), [1, 2, 3])
-  held[2]()
-  t.equal(await third, 200)
 })
 
 t.test('a file the service cannot use stops the start with a clear message', async (t) => {

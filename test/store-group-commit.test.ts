@@ -1,6 +1,6 @@
 import t from 'tap'
 import { PlantRejected, StoreBusy, StoreUnavailable } from '../src/store/errors.ts'
-import { GroupCommit, MAX_BATCH_BYTES, MAX_SYNCING } from '../src/store/group-commit.ts'
+import { GroupCommit, MAX_BATCH_BYTES } from '../src/store/group-commit.ts'
 import { createBatch, type Query } from '../src/store/postgres-plants.ts'
 
 const MiB = 1024 * 1024
@@ -75,65 +75,6 @@ t.test('StoreUnavailable, or StoreBusy (a store too busy to take the batch), fai
     // Split, a batch of PostgreSQL creates waited 2 s for a pooled connection at every write of its halves.
     t.same(writes.flat().sort(), ['a', 'b', 'c'], `${error.name}: each written once`)
   }
-})
-
-t.test('a batch committed before it is durable: the next is written while it syncs, at most MAX_SYNCING wait, each answered once on disk', async (t) => {
-  t.equal(MAX_SYNCING, 2)
-  const writes: string[][] = []
-  const syncs: Array<{ resolve: () => void, reject: (error: Error) => void }> = []
-  const commit = new GroupCommit<string, string>({
-    write: async (items) => {
-      writes.push(items)
-      const durable = new Promise<void>((resolve, reject) => { syncs.push({ resolve, reject }) })
-      return { results: items.map((item) => `${item} written`), durable }
-    },
-    sizeOf: () => 600,
-    maxBatch: 512,
-    maxQueueBytes: 2000
-  })
-  const answered: string[] = []
-  const submit = (item: string) => {
-    const answer = commit.submit(item)
-    answer.then((result) => answered.push(result), (error: Error) => answered.push(`${item}: ${error.message}`))
-    return answer
-  }
-  const turn = async () => await new Promise((resolve) => setImmediate(resolve))
-
-  const a = submit('a')
-  await turn()
-  const b = submit('b')
-  await turn()
-  t.same(writes, [['a'], ['b']], 'b is written while a syncs')
-  const c = submit('c')
-  await t.rejects(commit.submit('d'), StoreBusy, 'the batches waiting for the disk still count in the queue')
-  await turn()
-  t.same(writes, [['a'], ['b']], 'with two batches syncing, the third waits')
-  t.same(answered, [], 'nothing is answered before it is on disk')
-
-  syncs[0].resolve()
-  t.equal(await a, 'a written')
-  const e = submit('e')
-  await turn()
-  await turn()
-  t.same(writes, [['a'], ['b'], ['c', 'e']], 'once one is on disk, the next batch takes what arrived meanwhile')
-  t.same(answered, ['a written'])
-
-  syncs[1].reject(new Error('the disk failed'))
-  await t.rejects(b, /the disk failed/, 'a failed sync fails its batch')
-  syncs[2].reject(new Error('the disk failed again'))
-  t.same(await Promise.allSettled([c, e]).then((all) => all.map((r) => r.status === 'rejected' && (r.reason as Error).message)),
-    ['the disk failed again', 'the disk failed again'], 'whole, not split')
-  t.same(writes, [['a'], ['b'], ['c', 'e']], 'nothing written again')
-
-  const f = submit('f')
-  await turn()
-  let drained = false
-  const draining = commit.drain().then(() => { drained = true })
-  await turn()
-  t.notOk(drained, 'drain waits for a batch still syncing')
-  syncs[3].resolve()
-  await draining
-  t.equal(await f, 'f written', 'and ends once it is answered')
 })
 
 t.test('PostgreSQL batch: a statement failing after the INSERT committed answers its plants alone, never fails the batch', async (t) => {

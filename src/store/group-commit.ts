@@ -3,28 +3,14 @@ import { StoreBusy, StoreUnavailable } from './errors.ts'
 /** The most bytes (as sizeOf counts them) one batch holds; an item larger than this is a batch of its own. */
 export const MAX_BATCH_BYTES = 4 * 1024 * 1024
 
-/** How many committed batches may wait for the disk at once, while the next one is written. */
-export const MAX_SYNCING = 2
-
-/**
- * A batch committed before it is durable (SQLite's WAL, synced off the event loop): its
- * results, and the wait, begun as it committed, for it to be on disk.
- */
-export interface Committed<Result> {
-  results: Result[]
-  /** Resolves once the batch is on disk; its rejection fails the whole batch, unsplit. */
-  durable: Promise<void>
-}
-
 export interface GroupCommitOptions<Item, Result> {
   /**
-   * Writes the items in one transaction and returns their results in order (or, committed
-   * but not yet durable, with the wait for the disk). When it throws, it must have stored
-   * none of them: the batch is then split and written again. An outage is thrown as
-   * StoreUnavailable, and a store too busy to take it as StoreBusy, which fail the whole
-   * batch instead.
+   * Writes the items in one transaction and returns their results in order. When it
+   * throws, it must have stored none of them: the batch is then split and written again.
+   * An outage is thrown as StoreUnavailable, and a store too busy to take it as
+   * StoreBusy, which fail the whole batch instead.
    */
-  write: (items: Item[]) => Result[] | Promise<Result[] | Committed<Result>>
+  write: (items: Item[]) => Result[] | Promise<Result[]>
   /** An estimate of the memory an item holds while it waits, in bytes. */
   sizeOf: (item: Item) => number
   /** The most items one batch holds. */
@@ -49,9 +35,7 @@ interface Entry<Item, Result> {
  * An item waits at most until the event loop's next check phase (setImmediate):
  * under light load a write is flushed at once, under heavy load everything that
  * arrived while the last commit was running forms the next batch, up to maxBatch items
- * and MAX_BATCH_BYTES. One flush runs at a time. A store whose commit becomes durable
- * later (SQLite's WAL sync) has its next batch written while the last one syncs, with at
- * most MAX_SYNCING batches waiting for the disk; each is answered once it is on disk.
+ * and MAX_BATCH_BYTES. One flush runs at a time.
  *
  * Hostile input must not hurt other clients: what waits is bounded in bytes, and an item
  * the database refuses is isolated (see #commit) rather than failing its whole batch.
@@ -59,19 +43,17 @@ interface Entry<Item, Result> {
 export class GroupCommit<Item, Result> {
   readonly #options: GroupCommitOptions<Item, Result>
   #queue: Array<Entry<Item, Result>> = []
-  /** The bytes of every item submitted and not yet answered, those being written or synced included. */
+  /** The bytes of every item submitted and not yet answered, those being written included. */
   #bytes = 0
   #scheduled = false
   #flushing: Promise<void> | undefined
-  /** The batches committed and waiting for the disk, oldest first; each settles without rejecting. */
-  readonly #syncing: Array<Promise<void>> = []
 
   constructor (options: GroupCommitOptions<Item, Result>) {
     this.#options = options
   }
 
   /**
-   * Resolves with the item's own result once its batch is committed (and durable), or rejects with its
+   * Resolves with the item's own result once its batch is committed, or rejects with its
    * own error. Rejects at once with StoreBusy when the queue is full; an item is always
    * taken when nothing waits, however large (the body limit bounds a plant, this a queue).
    */
@@ -87,8 +69,8 @@ export class GroupCommit<Item, Result> {
 
   /** Resolves when everything submitted so far has been written and answered. */
   async drain (): Promise<void> {
-    while (this.#queue.length > 0 || this.#flushing !== undefined || this.#syncing.length > 0) {
-      await (this.#flushing ?? this.#syncing[0] ?? this.#flush())
+    while (this.#queue.length > 0 || this.#flushing !== undefined) {
+      await (this.#flushing ?? this.#flush())
     }
   }
 
@@ -103,19 +85,10 @@ export class GroupCommit<Item, Result> {
 
   async #flush (): Promise<void> {
     if (this.#flushing !== undefined || this.#queue.length === 0) return
-    this.#flushing = this.#writeNext()
+    this.#flushing = this.#commit(this.#takeBatch())
     await this.#flushing
     this.#flushing = undefined
     if (this.#queue.length > 0) this.#schedule()
-  }
-
-  /**
-   * Writes the next batch once fewer than MAX_SYNCING wait for the disk: taken after the
-   * wait, it holds whatever arrived meanwhile.
-   */
-  async #writeNext (): Promise<void> {
-    while (this.#syncing.length >= MAX_SYNCING) await this.#syncing[0]
-    await this.#commit(this.#takeBatch())
   }
 
   /** The oldest items: at least one, at most maxBatch of them and MAX_BATCH_BYTES. */
@@ -140,9 +113,9 @@ export class GroupCommit<Item, Result> {
    */
   async #commit (batch: Array<Entry<Item, Result>>): Promise<void> {
     this.#options.onBatch?.(batch.length)
-    let written: Result[] | Committed<Result>
+    let results: Result[]
     try {
-      written = await this.#options.write(batch.map((entry) => entry.item))
+      results = await this.#options.write(batch.map((entry) => entry.item))
     } catch (error) {
       if (batch.length === 1 || error instanceof StoreUnavailable || error instanceof StoreBusy) {
         for (const entry of batch) this.#answer(entry).reject(error)
@@ -153,20 +126,6 @@ export class GroupCommit<Item, Result> {
       await this.#commit(batch.slice(half))
       return
     }
-    if (Array.isArray(written)) {
-      this.#resolve(batch, written)
-      return
-    }
-    const { results, durable } = written
-    // Its items are answered, and their bytes released, once it is on disk.
-    const synced: Promise<void> = durable.then(
-      () => { this.#resolve(batch, results) },
-      (error: unknown) => { for (const entry of batch) this.#answer(entry).reject(error) }
-    ).finally(() => { this.#syncing.splice(this.#syncing.indexOf(synced), 1) })
-    this.#syncing.push(synced)
-  }
-
-  #resolve (batch: Array<Entry<Item, Result>>, results: Result[]): void {
     batch.forEach((entry, i) => this.#answer(entry).resolve(results[i]))
   }
 

@@ -133,13 +133,10 @@ export class SqliteStore implements PlantStore {
         // reset now. The dispatcher this may wake claims through a write of its own,
         // answered after a later sync.
         this.webhooks.committed()
-        // The batch is answered once it is on disk; group commit writes the next meanwhile.
-        const durable = (async () => {
-          await this.#durable(synced)
-          // Lost while the batch was written: on disk, but in a file no one will open again.
-          this.#stillTheFile()
-        })()
-        return { results, durable }
+        await this.#durable(synced)
+        // Lost while the batch was written: on disk, but in a file no one will open again.
+        this.#stillTheFile()
+        return results
       },
       sizeOf: (write) => write.bytes,
       maxBatch,

@@ -9,7 +9,7 @@ import { dirname } from 'node:path'
  * synchronous=FULL would have blocked it for the whole fsync.
  *
  * The store answers nothing before the disk has it: a write waits for the sync started
- * after its commit, and a read for the last sync begun when it read (`latest`), since it
+ * after its commit, and a read for the sync under way when it read (`latest`), since it
  * may have seen a commit that is not on disk yet. A client is told exactly what
  * synchronous=FULL would have told it.
  *
@@ -33,27 +33,18 @@ export class WalSync {
     }
   }
 
-  /**
-   * Starts syncing everything committed so far; to be called right after a commit, before
-   * anything reads. Syncs may overlap (the store commits its next batch while the last
-   * one syncs), but each settles only after those begun before it: an answer that saw a
-   * later commit never leaves before an earlier commit's own.
-   */
+  /** Starts syncing everything committed so far; to be called right after a commit, before anything reads. */
   sync (): Promise<void> {
-    const started = new Promise<void>((resolve, reject) => {
+    const syncing = new Promise<void>((resolve, reject) => {
       fsync(this.#wal, (err) => { if (err === null) resolve(); else reject(err) })
     })
-    // Its failure is read through `syncing`, perhaps only once the syncs before it settled.
-    started.catch(() => {})
-    const before = this.#latest
-    const syncing = before === undefined ? started : before.then(async () => await started, async () => await started)
     this.#latest = syncing
     const settled = (): void => { if (this.#latest === syncing) this.#latest = undefined }
     syncing.then(settled, settled)
     return syncing
   }
 
-  /** The last sync begun, which everything committed so far waits for; none: all of it is on disk. */
+  /** The sync under way, which everything committed so far waits for; none: all of it is on disk. */
   get latest (): Promise<void> | undefined {
     return this.#latest
   }
