@@ -13,11 +13,7 @@ export interface TokensOptions {
 declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenRegistry
-    /**
-     * Reads API_TOKENS_FILE again and puts its tokens in force at once; requests already
-     * authenticated go on. A file that cannot be used is logged and changes nothing.
-     * Whether the new tokens are in force.
-     */
+    /** Puts API_TOKENS_FILE's tokens in force again; a file that cannot be used is logged and changes nothing. */
     reloadTokens: () => boolean
   }
   interface FastifyRequest {
@@ -26,11 +22,8 @@ declare module 'fastify' {
   }
 }
 
-/**
- * The tokens the API accepts, for the auth plugin to check and for the entry point to
- * reload on SIGHUP. A plugin with fastify-plugin because the app itself must have
- * `reloadTokens`, and every request its `token`, while auth guards only the API's scope.
- */
+// The tokens the API accepts. fastify-plugin: the app itself must have `reloadTokens`,
+// and every request its `token`, while auth guards only the API's scope.
 async function tokens (app: FastifyInstance, { tokens: initial, file }: TokensOptions): Promise<void> {
   const registry = new TokenRegistry(initial)
   app.decorate('tokens', registry)

@@ -12,19 +12,12 @@ export function freshToken (): string {
   return randomBytes(24).toString('base64url')
 }
 
-/**
- * Where the development token of a SQLite database is kept: beside it, as
- * `<database file>.token`. None for memory: or PostgreSQL, whose runs get a fresh one.
- */
+/** `<database file>.token` beside a SQLite database; none for memory: or PostgreSQL, whose runs get a fresh token. */
 export function devTokenFile (database: DatabaseConfig): string | undefined {
   return database.engine === 'sqlite' && database.path !== ':memory:' ? `${resolve(database.path)}.token` : undefined
 }
 
-/**
- * The token of a run without API_TOKENS or API_TOKENS_FILE: on a SQLite database, the
- * one kept in its token file (made at the first start), so that a developer's token
- * survives restarts and reloads; else a fresh one.
- */
+/** The token of a run without API_TOKENS or API_TOKENS_FILE: kept beside a SQLite database, so it survives restarts. */
 export function devToken (database: DatabaseConfig): string {
   const file = devTokenFile(database)
   return file === undefined ? freshToken() : readKept(file) ?? keep(file)

@@ -5,9 +5,8 @@ import { ValueErrorType } from '@sinclair/typebox/errors'
 import { MAX_TOKENS, TokenEntry, TokensFile } from '../../schemas/tokens-file.ts'
 import type { Token } from './registry.ts'
 
-// An entry takes about 200 bytes: a file of MAX_TOKENS entries, generously spaced, fits.
-// The file is read on the event loop, at start and on SIGHUP: a larger one is refused
-// unread.
+// An entry takes about 200 bytes: MAX_TOKENS of them, generously spaced, fit. The file is
+// read on the event loop, so a larger one is refused unread.
 const MAX_FILE_BYTES = 1024 * 1024
 
 /** Tokens that cannot be used: the message names the entry by number and name, and the file when one was read. */
@@ -16,10 +15,7 @@ export class TokensFileError extends Error {}
 const checker = TypeCompiler.Compile(TokensFile)
 const fields: Record<string, TSchema> = TokenEntry.properties
 
-/**
- * API_TOKENS_FILE as the tokens it grants. Synchronous: it is read at start and on
- * SIGHUP only, and holds at most MAX_TOKENS entries in MAX_FILE_BYTES.
- */
+/** API_TOKENS_FILE as the tokens it grants. Synchronous: read at start and on SIGHUP only, and bounded. */
 export function loadTokensFile (file: string): Token[] {
   return readEntries(file).map(({ name, sha256, scopes, expiresAt }) => ({
     name,
@@ -51,11 +47,8 @@ export function readEntries (file: string): TokenEntry[] {
 }
 
 /**
- * The file's text, if it is a regular file of at most MAX_FILE_BYTES. Read whole, a named
- * pipe nobody wrote to held the event loop until someone did, and /dev/zero took
- * gigabytes: opened without waiting (O_NONBLOCK, which a regular file ignores), anything
- * but a regular file is refused, and reading stops past the bound, should the file grow
- * meanwhile.
+ * The file's text, if it is a regular file of at most MAX_FILE_BYTES. Opened without
+ * waiting (O_NONBLOCK): a named pipe would hold the event loop, and /dev/zero never ends.
  */
 function readBounded (file: string): string {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
@@ -76,9 +69,8 @@ function readBounded (file: string): string {
 }
 
 /**
- * The entries, once they have the schema's shape, are at most MAX_TOKENS (each request
- * compares its token with every one), name real moments, and repeat no name or hash (a
- * hash twice would make one token two entries with different scopes).
+ * The entries, checked against the schema, at most MAX_TOKENS (each request compares its
+ * token with every one), with real moments and no name or hash twice.
  */
 export function checkEntries (value: unknown): TokenEntry[] {
   if (Array.isArray(value) && value.length > MAX_TOKENS) throw new TokensFileError(`holds ${value.length} entries, more than ${MAX_TOKENS}`)
@@ -117,9 +109,8 @@ function refusal (entries: unknown, index: number, message: string): TokensFileE
 }
 
 /**
- * The moment a date (`2027-01-01`, midnight UTC) or an RFC 3339 date-time names, in
- * milliseconds; undefined for one that names none. Date.parse reads 2027-02-30 as March
- * 2nd and 24:00 as the next day's midnight: a token would outlive its expiry by days.
+ * The moment a date or an RFC 3339 date-time names, in milliseconds; undefined for none.
+ * Date.parse reads 2027-02-30 as March 2nd: a token would outlive its expiry by days.
  */
 export function namedMoment (text: string): number | undefined {
   const parts = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2}))?/.exec(text)
