@@ -65,14 +65,14 @@ export const ERROR_CODES = {
   },
   token_missing: {
     status: 401,
-    meaning: 'No `Authorization` header.',
+    meaning: 'No `Authorization` header, or an empty one.',
     example: 'missing bearer token: send the header "Authorization: Bearer <token>"',
     headers: ['WWW-Authenticate']
   },
   authorization_malformed: {
     status: 401,
-    meaning: 'The `Authorization` header is not `Bearer <token>`: no scheme, another scheme, or no token.',
-    example: 'the Authorization header has no scheme; send "Authorization: Bearer <token>", with "Bearer " before the token',
+    meaning: 'The `Authorization` header is not `Bearer <token>`: no scheme, another scheme, or no token. Not counted as a guess.',
+    example: 'the Authorization header is not a bearer token: send "Authorization: Bearer <token>"',
     headers: ['WWW-Authenticate']
   },
   token_invalid: {

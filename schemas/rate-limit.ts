@@ -1,11 +1,8 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { always, sentWith } from './headers.ts'
 
-/**
- * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), in the order
- * limit, remaining, reset: declared below, written by the auth plugin from its
- * TokenRate, exposed to pages by the CORS plugin.
- */
+// The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers) that
+// @fastify/rate-limit writes with enableDraftSpec: limit, remaining, reset.
 export const RATE_LIMIT_HEADER_NAMES = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] as const
 const [LIMIT, REMAINING, RESET] = RATE_LIMIT_HEADER_NAMES
 
@@ -24,11 +21,9 @@ export function declaresRateLimit (status: string): boolean {
 }
 
 /**
- * A guarded route's responses with the per-token rate-limit headers declared where a
- * client looks for them: its successes (2xx, 304), every one of which carries them, and
- * its 429 (whose Retry-After the error catalogue declares), where only rate_limited does.
- * Every answer after the token is identified carries them; those before (401, the 429 of
- * a locked-out address) do not. New schemas: the given ones may be shared by other routes.
+ * A guarded route's responses with the RateLimit headers declared: required on its
+ * successes, sent on its 429 with rate_limited only (a lockout comes before the token is
+ * known). New schemas: the given ones may be shared by other routes.
  */
 export function withRateLimitHeaders (responses: Record<string, TSchema>): Record<string, TSchema> {
   return Object.fromEntries(Object.entries(responses).map(([status, schema]) => {

@@ -113,27 +113,19 @@ t.test('a query parameter the operation does not take is refused, by name', asyn
     'a stranger learns nothing of the parameters')
 })
 
-t.test('an Authorization header that cannot hold a bearer token says what is wrong, and is not counted as a guess', async (t) => {
+t.test('an Authorization header that is not "Bearer <token>" says so, and is not counted as a guess', async (t) => {
   const app = await testApp(t, { AUTH_FAILURE_LIMIT: '3' })
-  for (const [header, said] of [
-    [TOKEN, /has no scheme; send "Authorization: Bearer <token>", with "Bearer " before the token/],
-    [`Basic ${Buffer.from(`me:${TOKEN}`).toString('base64')}`, /uses the Basic scheme; this API takes only bearer tokens/],
-    [`Token ${TOKEN}`, /uses the Token scheme/],
-    [`"Bearer" ${TOKEN}`, /uses a scheme other than Bearer/],
-    ['Bearer', /has the Bearer scheme but no token/],
-    ['Bearer    ', /has the Bearer scheme but no token/],
-    [`Bearer ${TOKEN} extra`, /has characters a token cannot carry/],
-    [`Bearer "${TOKEN}"`, /has characters a token cannot carry/],
-    ['   ', /is empty/]
-  ] as const) {
+  for (const header of [TOKEN, `Basic ${Buffer.from(`me:${TOKEN}`).toString('base64')}`, `Token ${TOKEN}`, `"Bearer" ${TOKEN}`, 'Bearer', 'Bearer    ', '   ']) {
     for (let i = 0; i < 2; i++) {
       const res = await app.inject({ url: '/plants', headers: { authorization: header } })
-      t.match(assertError(t, res, 401, 'authorization_malformed'), said, JSON.stringify(header))
+      t.equal(assertError(t, res, 401, 'authorization_malformed'), 'the Authorization header is not a bearer token: send "Authorization: Bearer <token>"', JSON.stringify(header))
       t.equal(res.headers['www-authenticate'], 'Bearer realm="plant-store", error="invalid_request"')
     }
   }
-  t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200, '18 malformed headers locked nothing out')
+  t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200, '14 malformed headers locked nothing out')
   t.equal((await app.inject({ url: '/plants', headers: { authorization: `bearer ${TOKEN}` } })).statusCode, 200, 'the scheme is case-insensitive')
+  // What follows "Bearer " is a token to look up, whatever its characters: a wrong one is a guess.
+  assertError(t, await app.inject({ url: '/plants', headers: { authorization: `Bearer "${TOKEN}"` } }), 401, 'token_invalid')
 })
 
 t.test('a lockout is logged at warn with the client address, once, and answered auth_locked_out', async (t) => {

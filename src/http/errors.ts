@@ -19,7 +19,7 @@ export const UnknownParameter = failure('unknown_parameter', '%s')
 
 export const TokenMissing = failure('token_missing', 'missing bearer token: send the header "Authorization: Bearer <token>"')
 
-export const AuthorizationMalformed = failure('authorization_malformed', '%s')
+export const AuthorizationMalformed = failure('authorization_malformed', 'the Authorization header is not a bearer token: send "Authorization: Bearer <token>"')
 
 export const TokenInvalid = failure('token_invalid', 'the bearer token is not valid')
 

@@ -1,19 +1,15 @@
 import { normalizeIP } from '@fastify/rate-limit'
 import { monotonicMs } from '../monotonic-clock.ts'
 
-// Addresses tracked at once by default; past this the expired windows are swept, then
-// the oldest dropped, so a flood of addresses cannot grow the map without bound.
+// Past this many addresses, ended windows are swept and then the oldest dropped: a flood of addresses stays bounded.
 const MAX_TRACKED = 100_000
 
 interface Window { failures: number, endsAt: number }
 
 /**
- * Counts rejected tokens per client address in fixed windows and locks an address out
- * once it has sent `max` in one. Synchronous on purpose: a failure is counted at the
- * moment its token is found wrong, so requests pipelined together are counted one by
- * one, never all checked against the same stale count. IPv6 clients count per /64
- * (@fastify/rate-limit's normalizeIP), as one host there holds 2^64 addresses. Timed
- * on the monotonic clock (monotonicMs).
+ * Rejected tokens per client address in fixed windows; `max` in one locks the address
+ * out. Synchronous, so guesses pipelined together are counted one by one. IPv6 clients
+ * count per /64 (normalizeIP): one host there holds 2^64 addresses.
  */
 export class Lockout {
   readonly #windows = new Map<string, Window>()
@@ -27,23 +23,19 @@ export class Lockout {
     this.#maxTracked = maxTracked
   }
 
-  /** The seconds until the address may try again, or 0 when it is not locked out. */
+  /** Seconds until the address may try again; 0 when it is not locked out. */
   retryAfter (ip: string, now = monotonicMs()): number {
-    // The usual case, asked twice a request: reading an address costs more than the rest.
-    if (this.#windows.size === 0) return 0
+    if (this.#windows.size === 0) return 0 // the usual case: normalizing an address costs more than the rest
     const window = this.#windows.get(normalizeIP(ip))
     if (window === undefined || window.endsAt <= now || window.failures < this.#max) return 0
     return Math.max(1, Math.ceil((window.endsAt - now) / 1000))
   }
 
-  /** Counts one rejected token from the address; true when this one locks the address out. */
+  /** Counts one rejected token from the address; true when this one locks it out. */
   fail (ip: string, now = monotonicMs()): boolean {
     const key = normalizeIP(ip)
     const window = this.#windows.get(key)
-    if (window !== undefined && window.endsAt > now) {
-      window.failures++
-      return window.failures === this.#max
-    }
+    if (window !== undefined && window.endsAt > now) return ++window.failures === this.#max
     this.#windows.delete(key) // re-inserted last: the map stays in order of window start
     if (this.#windows.size >= this.#maxTracked) this.#evict(now)
     this.#windows.set(key, { failures: 1, endsAt: now + this.#windowMs })

@@ -1,5 +1,5 @@
 // RFC 6750 token68: what may follow "Bearer " in an Authorization header.
-export const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/
 // Shorter tokens can be guessed or remembered; generated ones are 32 characters.
 const MIN_TOKEN_LENGTH = 16
 
