@@ -141,8 +141,8 @@ t.test('a lockout is logged at warn with the client address, once, and answered 
   t.equal(server.stdout.filter((l) => /locked out for/.test(l)).length, 1, 'one line per lockout, not one per refused request')
 })
 
-t.test('the README lists every code with its status', async (t) => {
-  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+t.test('docs/api.md lists every code with its status', async (t) => {
+  const readme = await readFile(new URL('../docs/api.md', import.meta.url), 'utf8')
   const rows = [...readme.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map(([, code, status]) => [code, Number(status)])
   t.same(rows, Object.entries(ERROR_CODES).map(([code, { status }]) => [code, status]))
 })
