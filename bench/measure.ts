@@ -64,7 +64,7 @@ const TASKSET = spawnSync('taskset', ['-V']).status === 0
 export const pinned = TASKSET && availableParallelism() >= 2
 const onCore = (core: number, argv: string[]): string[] => pinned ? ['taskset', '-c', String(core), ...argv] : argv
 
-export const WRK = spawnSync('wrk', ['-v'], { encoding: 'utf8' })
+const WRK = spawnSync('wrk', ['-v'], { encoding: 'utf8' })
 export function wrkVersion (): string {
   if (WRK.error !== undefined) fail('wrk is not installed: apt-get install -y wrk (Debian, Ubuntu), brew install wrk (macOS)')
   return /^wrk (\S+)/.exec(WRK.stdout)?.[1] ?? 'unknown'
@@ -99,8 +99,11 @@ async function startServer (scenario: Scenario, build: Build, dir: string): Prom
   }))
   closeSync(out)
   for (const deadline = Date.now() + 30_000; ; await sleep(50)) {
-    if (child.exitCode !== null) fail(`the server exited (${child.exitCode}) before answering:\n${tail(log)}`)
-    if (Date.now() > deadline) fail(`the server did not answer within 30 s:\n${tail(log)}`)
+    if (child.exitCode !== null || child.signalCode !== null) fail(`the server exited (${child.exitCode ?? child.signalCode}) before answering:\n${tail(log)}`)
+    if (Date.now() > deadline) {
+      await stop(child)
+      fail(`the server did not answer within 30 s:\n${tail(log)}`)
+    }
     try {
       await fetch(`http://127.0.0.1:${port}/`)
       break
@@ -215,6 +218,7 @@ export async function runScenario (scenario: Scenario, build: Build, root: strin
     for (let i = 0; i < runs; i++) {
       const [log, ticks, received, started] = [statSync(server.log).size, cpuTicks(server.pid), receiver?.received() ?? 0, performance.now()]
       const result = await wrk(server.port, scenario.request, settings.seconds, ids())
+      if (server.child.exitCode !== null || server.child.signalCode !== null) fail(`the server exited during the run:\n${tail(server.log)}`)
       const seconds = (performance.now() - started) / 1000
       row.runs.push({
         result,
