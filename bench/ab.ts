@@ -34,7 +34,7 @@ function buildRef (ref: string, worktree: string): Build {
 async function main (): Promise<number> {
   const ref = process.argv[2]
   if (ref === undefined || ref === '') fail('usage: npm run bench:ab -- <git ref> (BENCH_ROUNDS=6 rounds, BENCH_ONLY=scenarios)')
-  const selected = select(settings.only ?? DEFAULT)
+  const selected = select(settings.only ?? DEFAULT, false)
   const framework = selected.find((s) => s.server === 'framework')
   if (framework !== undefined) fail(`${framework.name} does not run the service: both builds would run the same server`)
   wrkVersion()

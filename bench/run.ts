@@ -23,7 +23,7 @@ import { BenchError, buildAt, createPlant, ROOT, select, settings, withPostgres 
 async function main (): Promise<number> {
   const started = Date.now()
   const build = buildAt(ROOT, 'this checkout')
-  const selected = select(settings.only)
+  const selected = select(settings.only, true)
   const load = { generator: 'wrk', version: wrkVersion(), connections: settings.connections, threads: settings.threads, warmupSeconds: settings.warmupSeconds, seconds: settings.seconds, runs: settings.runs }
   const results = {
     date: new Date().toISOString(),

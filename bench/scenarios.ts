@@ -2,7 +2,7 @@
  * What the bench measures and for how long: its settings (environment variables, listed in
  * bench/run.ts) and its scenarios as data. Add a scenario by adding a row.
  */
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
@@ -95,10 +95,12 @@ export async function withPostgres (selected: Scenario[], teardowns: Array<() =>
   return undefined
 }
 
-export function select (names: string[] | undefined): Scenario[] {
+/** The scenarios named, in their order here; with `references`, their framework rows too, so that every ratio is taken in the same run. */
+export function select (names: string[] | undefined, references: boolean): Scenario[] {
   if (names === undefined) return scenarios
-  return names.map((name) => scenarios.find((s) => s.name === name) ??
-    fail(`BENCH_ONLY: no scenario '${name}' (there are: ${scenarios.map((s) => `'${s.name}'`).join(', ')})`))
+  const unknown = names.filter((name) => !scenarios.some((s) => s.name === name))
+  if (unknown.length > 0) fail(`BENCH_ONLY: no scenario ${unknown.map((n) => `'${n}'`).join(', ')} (there are: ${scenarios.map((s) => `'${s.name}'`).join(', ')})`)
+  return scenarios.filter((s) => names.includes(s.name) || (references && scenarios.some((t) => names.includes(t.name) && t.compareTo === s.name)))
 }
 
 /** A service build: its entry point and the Node flags `npm start` gives it, so it runs as shipped. */
@@ -108,7 +110,9 @@ export function buildAt (root: string, name: string): Build {
   const start: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start
   const flags = /^exec node ((?:--\S+ )*)dist\/src\/server\.js$/.exec(start)?.[1]
   if (flags === undefined) fail(`cannot read the Node flags of npm start in ${root}: "${start}"`)
-  return { name, entry: join(root, 'dist', 'src', 'server.js'), flags: flags.split(' ').filter((f) => f !== '') }
+  const entry = join(root, 'dist', 'src', 'server.js')
+  if (!existsSync(entry)) fail(`${entry} is missing: run npm run build first (npm run bench does)`)
+  return { name, entry, flags: flags.split(' ').filter((f) => f !== '') }
 }
 
 /** A failure the bench explains in one message, without a stack. */
