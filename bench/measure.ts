@@ -1,100 +1,246 @@
 /**
- * Measuring one scenario: its server started in a fresh dir, the prefill, the warm-up
- * (discarded), then BENCH_RUNS measured runs, each with the CPU accounting, the
- * server's RSS and the log bytes per request around it. Also the fill, which the
- * prefill and the footprint section share.
+ * Measuring one scenario: its server started in a fresh temp dir (pinned to core 0), the prefill,
+ * a warm-up that is thrown away, then BENCH_RUNS runs of wrk (pinned to core 1), each with the
+ * server's CPU, RSS and log bytes around it.
  */
-import { randomInt } from 'node:crypto'
-import { mkdirSync, statSync } from 'node:fs'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { randomBytes, randomInt } from 'node:crypto'
+import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
-import type { LoadGenerator, LoadOptions } from './load.ts'
-import { cpuUse, memoryKb, snapshot } from './machine.ts'
-import { stop } from './processes.ts'
-import { errorSummary, socketErrors, type LoadResult, type Row } from './results.ts'
-import { createPlant, type Scenario } from './scenarios.ts'
-import { firstLoggedError, notableLogLines, startServer, tail, type Server } from './server.ts'
-import { fail, settings } from './settings.ts'
-import { pendingDeliveries, startReceiver, subscribe } from './webhook.ts'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Pool } from 'undici'
+import { freePort } from '../scripts/free-port.ts'
+import { createPlant, fail, ROOT, settings, type Build, type RequestSpec, type Scenario } from './scenarios.ts'
 
-// Each run takes ids from its own block, so a measured run never repeats a warm-up's
-// id (which would be a cheap retry, not a create). The first block is random so that
-// a store that outlives the bench (a PostgreSQL database) gets fresh ids next time
-// too. Blocks stay below 2^53, where the Lua doubles in wrk stop being exact; ids
-// below the first block are for prefills.
-const ID_BLOCK = 1e9
+export const TOKEN = `bench-${randomBytes(12).toString('base64url')}`
+
+/** What wrk reports (bench/request.lua's BENCH_RESULT line). */
+export interface LoadResult {
+  requests: number
+  durationUs: number
+  p50Us: number
+  p99Us: number
+  maxUs: number
+  /** Answers with a status of 400 or more. */
+  statusErrors: number
+  connectErrors: number
+  readErrors: number
+  writeErrors: number
+  timeouts: number
+}
+
+export interface Measured {
+  result: LoadResult
+  /** The server's CPU time over the run, as a share of one core. */
+  cpu: { server: number }
+  rssKb: number
+  logBytesPerRequest?: number
+  /** Deliveries received during the run, and still pending after it. */
+  webhooks?: { received: number, pending?: number }
+}
+
+export interface Row {
+  name: string
+  compareTo: string
+  request: RequestSpec
+  prefill?: number
+  runs: Measured[]
+  /** The median run's figures, and its ratio to the compareTo row's. */
+  requestsPerSecond?: number
+  p99Us?: number
+  ratio?: number
+  /** `skipped: …` or `FAILED: …` when the row has no runs. */
+  error?: string
+}
+
+export const rps = (r: LoadResult): number => r.durationUs > 0 ? r.requests / (r.durationUs / 1e6) : 0
+export const errors = (r: LoadResult): number => r.statusErrors + r.connectErrors + r.readErrors + r.writeErrors + r.timeouts
+
+// Two cores or more: the server on core 0, wrk on core 1, so neither takes the other's cycles.
+const TASKSET = spawnSync('taskset', ['-V']).status === 0
+export const pinned = TASKSET && availableParallelism() >= 2
+const onCore = (core: number, argv: string[]): string[] => pinned ? ['taskset', '-c', String(core), ...argv] : argv
+
+const WRK = spawnSync('wrk', ['-v'], { encoding: 'utf8' })
+export function wrkVersion (): string {
+  if (WRK.error !== undefined) fail('wrk is not installed: apt-get install -y wrk (Debian, Ubuntu), brew install wrk (macOS)')
+  return /^wrk (\S+)/.exec(WRK.stdout)?.[1] ?? 'unknown'
+}
+
+const children = new Set<ChildProcess>()
+process.on('exit', () => { for (const child of children) child.kill('SIGKILL') })
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130))
+
+function track (child: ChildProcess): ChildProcess {
+  children.add(child)
+  child.once('exit', () => children.delete(child))
+  return child
+}
+
+interface Server { child: ChildProcess, pid: number, port: number, log: string }
+
+async function startServer (scenario: Scenario, build: Build, dir: string): Promise<Server> {
+  const port = await freePort()
+  const log = join(dir, 'server.log')
+  const out = openSync(log, 'w')
+  const argv = scenario.server === 'framework'
+    ? [process.execPath, '--import', 'tsx', join(ROOT, 'bench', 'framework.ts')]
+    : [process.execPath, ...build.flags, build.entry]
+  const env = scenario.server === 'framework' ? {} : scenario.server(dir)
+  const [command, ...args] = onCore(0, argv)
+  // Logs go to a file, as in production: the kernel really copies every line.
+  const child = track(spawn(command, args, {
+    cwd: ROOT,
+    stdio: ['ignore', out, out],
+    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), API_TOKENS: TOKEN, LOG_LEVEL: 'info', ...env }
+  }))
+  closeSync(out)
+  for (const deadline = Date.now() + 30_000; ; await sleep(50)) {
+    if (child.exitCode !== null || child.signalCode !== null) fail(`the server exited (${child.exitCode ?? child.signalCode}) before answering:\n${tail(log)}`)
+    if (Date.now() > deadline) {
+      await stop(child)
+      fail(`the server did not answer within 30 s:\n${tail(log)}`)
+    }
+    try {
+      await fetch(`http://127.0.0.1:${port}/`)
+      break
+    } catch {}
+  }
+  // With taskset the child execs node, so its pid is the server's own.
+  return { child, pid: child.pid!, port, log }
+}
+
+const tail = (path: string): string => readFileSync(path, 'utf8').trimEnd().split('\n').slice(-15).join('\n')
+
+async function stop (child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((resolve) => child.once('exit', resolve))
+  child.kill('SIGTERM')
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+  await exited
+  clearTimeout(timer)
+}
+
+/** user + system CPU ticks of a process, from /proc (Linux, 100 ticks a second). */
+function cpuTicks (pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return Number(fields[11]) + Number(fields[12])
+}
+
+const rssKb = (pid: number): number => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
+
+async function wrk (port: number, request: RequestSpec, seconds: number, ids: { base?: number, cycle?: number }): Promise<LoadResult> {
+  const args = [`token=${TOKEN}`, `method=${request.method}`, `path=${request.path}`, `threads=${settings.threads}`]
+  if (request.body !== undefined) args.push(`body=${request.body}`)
+  if (ids.base !== undefined) args.push(`base=${ids.base}`)
+  if (ids.cycle !== undefined) args.push(`cycle=${ids.cycle}`)
+  const [command, ...argv] = onCore(1, ['wrk', '-t', String(settings.threads), '-c', String(settings.connections), '-d', `${seconds}s`,
+    '--timeout', '10s', '-s', join(ROOT, 'bench', 'request.lua'), `http://127.0.0.1:${port}`, '--', ...args])
+  const child = track(spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'] }))
+  let output = ''
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk })
+  child.stderr!.on('data', (chunk: Buffer) => { output += chunk })
+  await new Promise((resolve) => child.once('close', resolve))
+  const line = output.split('\n').find((l) => l.startsWith('BENCH_RESULT '))
+  if (line === undefined) fail(`wrk printed no result:\n${output.slice(-2000)}`)
+  return JSON.parse(line.slice('BENCH_RESULT '.length))
+}
+
+// Every run takes its ids from a block of its own, so a run never repeats a warm-up's id (a cheap
+// retry, not a create); the first block is random, so a PostgreSQL database that outlives the
+// bench gets fresh ids too. Blocks stay below 2^53, where wrk's Lua doubles stop being exact.
 let nextBlock = randomInt(1, 8_000_000)
+const idBlock = (): number => 1e9 * nextBlock++
 
-/** A block of ids no run has sent yet, for creates that must really insert. */
-export function idBlock (): number {
-  return ID_BLOCK * nextBlock++
-}
-
-/** Creates plants base..base+total-1, each once; fails on any error or if the server dies. */
-export async function fill (load: LoadGenerator, server: Server, total: number, base: number): Promise<LoadResult & { seconds: number }> {
-  const died = new AbortController()
-  const onExit = (): void => died.abort()
-  server.child.once('exit', onExit)
-  const started = process.hrtime.bigint()
-  let result: LoadResult
+/** Plants 1..count, each created once, over settings.connections connections. */
+async function prefill (port: number, count: number): Promise<void> {
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: settings.connections })
+  const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
+  let next = 1
   try {
-    result = await load.run({ port: server.port, request: createPlant, base, total, abort: died.signal })
+    await Promise.all(Array.from({ length: settings.connections }, async () => {
+      while (next <= count) {
+        const id = String(next++)
+        const { statusCode, body } = await pool.request({ method: 'POST', path: '/plants', headers, body: createPlant.body!.replace('{id}', id) })
+        await body.dump()
+        if (statusCode !== 200) fail(`the prefill's POST /plants of id ${id} answered ${statusCode}`)
+      }
+    }))
   } finally {
-    server.child.off('exit', onExit)
+    await pool.close()
   }
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9
-  if (died.signal.aborted) fail(`the server exited (${server.child.exitCode ?? server.child.signalCode}) during the fill:\n${tail(server.errPath)}\n${notableLogLines(server.logPath)}`)
-  if (result.statusErrors + socketErrors(result) > 0) {
-    fail(`the fill had errors: ${errorSummary(result)}`)
-  }
-  return { ...result, seconds }
 }
 
-/** A scenario's row before any run: what the results file says of the scenario itself. */
-export function emptyRow (scenario: Scenario): Row {
-  return { name: scenario.name, compareTo: scenario.compareTo, request: scenario.request, prefill: scenario.prefill, runs: [] }
+/** A local webhook receiver that answers 200 at once, counting the deliveries. */
+async function startReceiver (): Promise<{ url: string, received: () => number, close: () => void }> {
+  let received = 0
+  const server = createServer((req, res) => { req.resume().once('end', () => { received++; res.end() }) })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
+  return { url, received: () => received, close: () => { server.closeAllConnections(); server.close() } }
 }
 
-export async function runScenario (scenario: Scenario, load: LoadGenerator, root: string): Promise<Row> {
-  const row = emptyRow(scenario)
-  const skipped = scenario.skip?.()
-  if (skipped !== undefined) return { ...row, error: `skipped: ${skipped}` }
-  const dir = join(root, scenario.name.replace(/[^\w.-]+/g, '_'))
+async function call (port: number, method: string, path: string, body?: unknown): Promise<{ status: number, text: string }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body)
+  })
+  return { status: response.status, text: await response.text() }
+}
+
+/** plant_store_webhook_deliveries_pending as /metrics says it now; undefined if it is not there. */
+async function pendingDeliveries (port: number): Promise<number | undefined> {
+  const { text } = await call(port, 'GET', '/metrics')
+  const line = text.split('\n').find((l) => l.startsWith('plant_store_webhook_deliveries_pending '))
+  return line === undefined ? undefined : Number(line.split(' ')[1])
+}
+
+export async function runScenario (scenario: Scenario, build: Build, root: string, runs = settings.runs): Promise<Row> {
+  const row: Row = { name: scenario.name, compareTo: scenario.compareTo, request: scenario.request, prefill: scenario.prefill, runs: [] }
+  const dir = join(root, `${scenario.name.replace(/[^\w.-]+/g, '_')}-${randomBytes(3).toString('hex')}`)
   mkdirSync(dir, { recursive: true })
-  process.stderr.write(`bench: ${scenario.name}\n`)
-  const server = await startServer(scenario.server, dir)
+  process.stderr.write(`bench: ${scenario.name}${scenario.server === 'framework' ? '' : ` (${build.name})`}\n`)
+  const server = await startServer(scenario, build, dir)
   const receiver = scenario.webhook === true ? await startReceiver() : undefined
   try {
-    const prefilled = scenario.request.ids === 'prefilled'
-    if (prefilled && scenario.prefill === undefined) fail(`${scenario.name}: ids 'prefilled' needs a prefill count`)
-    if (scenario.prefill !== undefined) {
-      process.stderr.write(`  prefill: ${scenario.prefill.toLocaleString('en-US')} plants\n`)
-      await fill(load, server, scenario.prefill, 1)
+    if (scenario.prefill !== undefined) await prefill(server.port, scenario.prefill)
+    if (receiver !== undefined) {
+      const { status, text } = await call(server.port, 'POST', '/webhooks', { url: receiver.url })
+      if (status !== 201) fail(`cannot subscribe the bench's receiver: ${status} ${text}`)
     }
-    if (receiver !== undefined) await subscribe(server.port, receiver.url)
-    const ids = (): Pick<LoadOptions, 'base' | 'cycle'> => prefilled ? { base: 1, cycle: scenario.prefill } : { base: idBlock() }
-    if (settings.warmupSeconds > 0) {
-      process.stderr.write(`  warm-up: ${settings.warmupSeconds} s\n`)
-      await load.run({ port: server.port, request: scenario.request, seconds: settings.warmupSeconds, ...ids() })
-    }
-    for (let i = 1; i <= settings.runs; i++) {
-      process.stderr.write(`  measured: ${settings.seconds} s${settings.runs > 1 ? ` (${i} of ${settings.runs})` : ''}\n`)
-      const logBefore = statSync(server.logPath).size
-      const receivedBefore = receiver?.received() ?? 0
-      const before = snapshot(server.pid)
-      const result = await load.run({ port: server.port, request: scenario.request, seconds: settings.seconds, ...ids() })
-      const cpu = cpuUse(before, snapshot(server.pid))
+    const ids = (): { base?: number, cycle?: number } => scenario.request.reads === true ? { cycle: scenario.prefill } : { base: idBlock() }
+    if (settings.warmupSeconds > 0) await wrk(server.port, scenario.request, settings.warmupSeconds, ids())
+    for (let i = 0; i < runs; i++) {
+      const [log, ticks, received, started] = [statSync(server.log).size, cpuTicks(server.pid), receiver?.received() ?? 0, performance.now()]
+      const result = await wrk(server.port, scenario.request, settings.seconds, ids())
+      if (server.child.exitCode !== null || server.child.signalCode !== null) fail(`the server exited during the run:\n${tail(server.log)}`)
+      const seconds = (performance.now() - started) / 1000
       row.runs.push({
         result,
-        cpu,
-        rssKb: memoryKb(server.pid, 'VmRSS'),
-        logBytesPerRequest: result.requests > 0 ? (statSync(server.logPath).size - logBefore) / result.requests : undefined,
-        webhooks: receiver === undefined ? undefined : { pending: await pendingDeliveries(server.port), received: receiver.received() - receivedBefore }
+        cpu: { server: (cpuTicks(server.pid) - ticks) / 100 / seconds },
+        rssKb: rssKb(server.pid),
+        logBytesPerRequest: result.requests > 0 ? (statSync(server.log).size - log) / result.requests : undefined,
+        webhooks: receiver === undefined ? undefined : { received: receiver.received() - received, pending: await pendingDeliveries(server.port) }
       })
     }
-    if (row.runs.some((run) => run.result.statusErrors > 0)) row.loggedError = await firstLoggedError(server.logPath)
-    return row
   } finally {
     await stop(server.child)
-    await receiver?.close()
+    receiver?.close()
   }
+  const median = [...row.runs].sort((a, b) => rps(a.result) - rps(b.result))[Math.floor((row.runs.length - 1) / 2)]
+  return { ...row, requestsPerSecond: Math.round(rps(median.result)), p99Us: median.result.p99Us }
+}
+
+export const int = (n: number): string => Math.round(n).toLocaleString('en-US')
+export const ms = (us: number): string => (us / 1000).toFixed(2)
+
+/** A plain table with aligned columns: the first left-aligned, the rest right-aligned. */
+export function table (rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)))
+  return rows.map((r) => r.map((c, i) => i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])).join('  ').trimEnd()).join('\n')
 }

@@ -1,94 +1,123 @@
 /**
- * The bench's scenarios, as data: which server each one starts, which request it sends,
- * what it stores first. Add a row to `scenarios`; nothing else in bench/ needs to change.
- * The servers and the create request are also what the footprint section fills.
+ * What the bench measures and for how long: its settings (environment variables, listed in
+ * bench/run.ts) and its scenarios as data. Add a scenario by adding a row.
  */
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { postgresUnavailable } from '../scripts/postgres-cluster.ts'
-import { BENCH, SERVICE_ENTRY, SERVICE_NODE_FLAGS } from './settings.ts'
+import { fileURLToPath } from 'node:url'
+import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+function whole (name: string, fallback: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, not ${JSON.stringify(raw)}`)
+  return value
+}
+
+export const settings = {
+  seconds: whole('BENCH_SECONDS', 10),
+  warmupSeconds: whole('BENCH_WARMUP_SECONDS', 3),
+  runs: Math.max(1, whole('BENCH_RUNS', 1)),
+  rounds: Math.max(1, whole('BENCH_ROUNDS', 6)),
+  connections: whole('BENCH_CONNECTIONS', 50),
+  threads: whole('BENCH_THREADS', 2),
+  prefill: whole('BENCH_PREFILL', 100_000),
+  // Comma-separated names; a comma followed by a space belongs to a name ('sqlite, no group commit').
+  only: process.env.BENCH_ONLY?.split(/,(?! )/).map((s) => s.trim()).filter((s) => s !== ''),
+  results: process.env.BENCH_RESULTS,
+  keep: process.env.BENCH_KEEP === '1'
+}
 
 export interface RequestSpec {
   method: string
   /** `{id}` is replaced by the request's id, in path and body alike. */
   path: string
   body?: string
-  /**
-   * unique (default): an id never sent before, so every create really inserts.
-   * prefilled: ids 1..prefill, cycling, for reads of what the prefill stored.
-   */
-  ids?: 'unique' | 'prefilled'
-}
-
-export interface ServerSpec {
-  /** Arguments after `node`. */
-  argv: string[]
-  /** The server's environment besides HOST, PORT, API_TOKENS and LOG_LEVEL; `dir` is the scenario's own fresh temp dir. */
-  env: (dir: string) => Record<string, string>
+  /** Reads cycle over the prefilled ids 1..prefill; otherwise every request sends a fresh id. */
+  reads?: boolean
 }
 
 export interface Scenario {
   name: string
-  server: ServerSpec
+  /** 'framework': bench/framework.ts; otherwise the service's environment, `dir` being the scenario's temp dir. */
+  server: 'framework' | ((dir: string) => Record<string, string>)
   request: RequestSpec
-  /** Plants 1..prefill created through POST /plants after start, before the warm-up. */
+  /** Plants 1..prefill created through POST /plants before the warm-up. */
   prefill?: number
-  /** The row whose requests/s counts as 1.00× for this one. */
-  compareTo?: string
-  /** Why this row cannot run here (say, no PostgreSQL to talk to); undefined when it can. */
-  skip?: () => string | undefined
-  /** Subscribed to a local receiver answering 200 before the warm-up; each run records the deliveries still pending after it. */
+  /** The framework row its ratio is taken to. */
+  compareTo: string
+  postgres?: boolean
+  /** Subscribed to a local receiver that answers 200 at once. */
   webhook?: boolean
 }
 
-const baselineServer: ServerSpec = { argv: ['--import', 'tsx', join(BENCH, 'baseline.ts')], env: () => ({}) }
-const frameworkServer: ServerSpec = { argv: ['--import', 'tsx', join(BENCH, 'framework.ts')], env: () => ({}) }
-
-function service (databaseUrl: (dir: string) => string, env: Record<string, string> = {}): ServerSpec {
-  return { argv: [...SERVICE_NODE_FLAGS, SERVICE_ENTRY], env: (dir) => ({ DATABASE_URL: databaseUrl(dir), ...env }) }
-}
-
-const memory = service(() => 'memory:')
-const sqlite = service((dir) => `sqlite:${join(dir, 'plants.db')}`)
-// One commit per write: what group commit buys is the difference to the row above it.
-const noGroupCommit = { GROUP_COMMIT_MAX_BATCH: '1' }
-/** The PostgreSQL rows' cluster: BENCH_POSTGRES_URL, or set by run.ts to one it starts. */
-export const cluster: { url?: string } = { url: process.env.BENCH_POSTGRES_URL }
-const postgres = (env: Record<string, string> = {}) => service(() => cluster.url ?? '', env)
-const needsPostgres = (): string | undefined => cluster.url === undefined ? postgresUnavailable() ?? 'no PostgreSQL cluster' : undefined
-
-export const createPlant: RequestSpec = {
-  method: 'POST',
-  path: '/plants',
-  body: '{"id":{id},"name":"Monstera deliciosa","tag":"tropical"}'
-}
-
-export const getPlant: RequestSpec = { method: 'GET', path: '/plants/{id}', ids: 'prefilled' }
+export const createPlant: RequestSpec = { method: 'POST', path: '/plants', body: '{"id":{id},"name":"Monstera deliciosa","tag":"tropical"}' }
+const getPlant: RequestSpec = { method: 'GET', path: '/plants/{id}', reads: true }
 const getPage: RequestSpec = { method: 'GET', path: '/plants?limit=100' }
-/** A page anywhere in the store: the first page would cost the same at any size. */
-export const getPageAfter: RequestSpec = { method: 'GET', path: '/plants?limit=100&after={id}', ids: 'prefilled' }
+
+/** Set by the runner when it starts a throwaway cluster, or BENCH_POSTGRES_URL. */
+export const cluster: { url?: string } = { url: process.env.BENCH_POSTGRES_URL }
+
+const memory = (): Record<string, string> => ({ DATABASE_URL: 'memory:' })
+const sqlite = (env: Record<string, string> = {}) => (dir: string) => ({ DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`, ...env })
+const postgres = (env: Record<string, string> = {}) => () => ({ DATABASE_URL: cluster.url ?? '', ...env })
+// One commit per create: what group commit buys is the difference to the row without it.
+const noGroupCommit = { GROUP_COMMIT_MAX_BATCH: '1' }
+
+const CREATE = 'framework'
+const READ = 'framework GET /plants/{id}'
+const PAGE = 'framework GET /plants?limit=100'
 
 export const scenarios: Scenario[] = [
-  { name: 'baseline', server: baselineServer, request: createPlant },
-  // What Fastify alone costs: the service's rows are read against this one too.
-  { name: 'framework', server: frameworkServer, request: createPlant },
-  { name: 'memory', server: memory, request: createPlant },
-  { name: 'sqlite', server: sqlite, request: createPlant },
-  // The webhook's cost: against the same store without a subscriber.
-  { name: 'sqlite with a webhook subscriber', server: service((dir) => `sqlite:${join(dir, 'plants.db')}`, { WEBHOOK_ALLOW_PRIVATE: 'true' }), request: createPlant, webhook: true, compareTo: 'sqlite' },
-  { name: 'sqlite, no group commit', server: service((dir) => `sqlite:${join(dir, 'plants.db')}`, noGroupCommit), request: createPlant },
-  { name: 'postgres', server: postgres(), request: createPlant, skip: needsPostgres },
-  { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, skip: needsPostgres },
-  // Reads, each against the bare server doing the same read from memory, and what
-  // Fastify alone costs for it.
-  { name: 'baseline GET /plants/{id}', server: baselineServer, prefill: 100_000, request: getPlant, compareTo: 'baseline GET /plants/{id}' },
-  { name: 'framework GET /plants/{id}', server: frameworkServer, prefill: 100_000, request: getPlant, compareTo: 'baseline GET /plants/{id}' },
-  { name: 'sqlite GET /plants/{id}', server: sqlite, prefill: 100_000, request: getPlant, compareTo: 'baseline GET /plants/{id}' },
-  { name: 'baseline GET /plants?limit=100', server: baselineServer, prefill: 100_000, request: getPage, compareTo: 'baseline GET /plants?limit=100' },
-  { name: 'framework GET /plants?limit=100', server: frameworkServer, prefill: 100_000, request: getPage, compareTo: 'baseline GET /plants?limit=100' },
-  { name: 'sqlite GET /plants?limit=100', server: sqlite, prefill: 100_000, request: getPage, compareTo: 'baseline GET /plants?limit=100' }
+  { name: CREATE, server: 'framework', request: createPlant, compareTo: CREATE },
+  { name: 'memory', server: memory, request: createPlant, compareTo: CREATE },
+  { name: 'sqlite', server: sqlite(), request: createPlant, compareTo: CREATE },
+  { name: 'sqlite with a webhook subscriber', server: sqlite({ WEBHOOK_ALLOW_PRIVATE: 'true' }), request: createPlant, compareTo: CREATE, webhook: true },
+  { name: 'sqlite, no group commit', server: sqlite(noGroupCommit), request: createPlant, compareTo: CREATE },
+  { name: 'postgres', server: postgres(), request: createPlant, compareTo: CREATE, postgres: true },
+  { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, compareTo: CREATE, postgres: true },
+  { name: READ, server: 'framework', request: getPlant, prefill: settings.prefill, compareTo: READ },
+  { name: 'sqlite GET /plants/{id}', server: sqlite(), request: getPlant, prefill: settings.prefill, compareTo: READ },
+  { name: PAGE, server: 'framework', request: getPage, prefill: settings.prefill, compareTo: PAGE },
+  { name: 'sqlite GET /plants?limit=100', server: sqlite(), request: getPage, prefill: settings.prefill, compareTo: PAGE }
 ]
 
-/** The footprint section's stores, filled in this order; rates: whether its rates are compared with a small store's. */
-export const footprintStores = [['sqlite', sqlite, { rates: true }], ['memory', memory, { rates: false }]] as const
-/** The small store the filled one's rates are compared with. */
-export const SMALL_STORE = 1000
+/** Starts a throwaway cluster when a selected scenario needs PostgreSQL and none is given; else says why they are skipped. */
+export async function withPostgres (selected: Scenario[], teardowns: Array<() => Promise<void>>): Promise<string | undefined> {
+  if (cluster.url !== undefined || !selected.some((s) => s.postgres === true)) return undefined
+  const why = postgresUnavailable()
+  if (why !== undefined) return why
+  process.stderr.write('bench: starting a throwaway PostgreSQL cluster\n')
+  cluster.url = (await startPostgres({ teardown: (fn) => { teardowns.push(fn) } })).url
+  return undefined
+}
+
+/** The scenarios named, in their order here; with `references`, their framework rows too, so that every ratio is taken in the same run. */
+export function select (names: string[] | undefined, references: boolean): Scenario[] {
+  if (names === undefined) return scenarios
+  const unknown = names.filter((name) => !scenarios.some((s) => s.name === name))
+  if (unknown.length > 0) fail(`BENCH_ONLY: no scenario ${unknown.map((n) => `'${n}'`).join(', ')} (there are: ${scenarios.map((s) => `'${s.name}'`).join(', ')})`)
+  return scenarios.filter((s) => names.includes(s.name) || (references && scenarios.some((t) => names.includes(t.name) && t.compareTo === s.name)))
+}
+
+/** A service build: its entry point and the Node flags `npm start` gives it, so it runs as shipped. */
+export interface Build { name: string, entry: string, flags: string[] }
+
+export function buildAt (root: string, name: string): Build {
+  const start: string = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).scripts.start
+  const flags = /^exec node ((?:--\S+ )*)dist\/src\/server\.js$/.exec(start)?.[1]
+  if (flags === undefined) fail(`cannot read the Node flags of npm start in ${root}: "${start}"`)
+  const entry = join(root, 'dist', 'src', 'server.js')
+  if (!existsSync(entry)) fail(`${entry} is missing: run npm run build first (npm run bench does)`)
+  return { name, entry, flags: flags.split(' ').filter((f) => f !== '') }
+}
+
+/** A failure the bench explains in one message, without a stack. */
+export class BenchError extends Error {}
+
+export function fail (message: string): never {
+  throw new BenchError(message)
+}
