@@ -41,7 +41,8 @@ export function parseJsonBody (raw: Buffer): unknown {
     // A RangeError is the stack the nesting exhausted.
     throw new InvalidJson(error instanceof RangeError ? 'it is nested too deeply' : printable((error as Error).message))
   }
-  // lossless-json keeps a key given twice with equal values: only the members it dropped tell.
+  // lossless-json keeps a key given twice with equal values (it deep-compares them first, work
+  // bounded by the body): only the count of members tells.
   if (membersOf(text) !== keys) throw new InvalidJson('a key is given twice in one object')
   return value
 }

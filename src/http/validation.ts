@@ -4,6 +4,7 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import { INT64_MAX, INT64_MIN } from '../../schemas/index.ts'
 import { UnknownParameter, withDetails } from './errors.ts'
+import { operationName } from './operation.ts'
 
 // TypeBox rather than Fastify's Ajv, which coerces body types ("5" becomes 5) and cannot
 // check an int64 exactly. Path and query strings of digits become integers where the
@@ -25,7 +26,7 @@ export function buildValidatorCompiler (references: TSchema[]): FastifySchemaCom
   return ({ schema, httpPart, method, url }) => {
     const checker = TypeCompiler.Compile(schema, references)
     const fromStrings = httpPart !== 'body'
-    const operation = `${method} ${url.replace(/:(\w+)/g, '{$1}')}`
+    const operation = operationName(method, url)
     // A body is a reference to a shared schema: its fields are those of the schema named.
     const shape: TSchema = references.find((reference) => reference.$id !== undefined && reference.$id === schema.$ref) ?? schema
     const int64s = Object.entries<TSchema>(shape.properties ?? {})
