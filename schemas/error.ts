@@ -21,7 +21,7 @@ export interface ErrorEntry {
 export const ERROR_CODES = {
   invalid_request: {
     status: 400,
-    meaning: 'The request is not valid HTTP (the connection is then closed), its framing is not (a Content-Length that does not match the body), or it is HTTP/1.1 without a `Host` header.',
+    meaning: 'The request is not valid HTTP (the connection is then closed), or its framing is not (a Content-Length that does not match the body). An HTTP/1.1 request without `Host` gets a 400 from Node itself, with no body.',
     example: 'the request is not valid HTTP'
   },
   invalid_path: {
@@ -31,8 +31,8 @@ export const ERROR_CODES = {
   },
   invalid_json: {
     status: 400,
-    meaning: 'The body is not valid JSON, or JSON past the parser\'s limits on numbers, nesting or values (see Security in the README): malformed, ambiguous (a key twice), empty, or an integer that would lose precision.',
-    example: 'the body is not valid JSON: unexpected end at position 9, expected "," or "}"'
+    meaning: 'The body is not valid JSON, or JSON the service refuses: a key twice in one object, a lone UTF-16 surrogate, a `__proto__` key, nesting too deep, or a fraction that would be read as an integer.',
+    example: 'the body is not valid JSON: duplicate key "id" at position 9'
   },
   invalid_body: {
     status: 400,
@@ -141,7 +141,7 @@ export const ERROR_CODES = {
   body_too_large: {
     status: 413,
     meaning: 'The body is larger than BODY_LIMIT.',
-    example: 'the body is larger than the limit of 1048576 bytes'
+    example: 'the body is larger than the limit of 16384 bytes'
   },
   unsupported_media_type: {
     status: 415,

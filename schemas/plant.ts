@@ -54,7 +54,7 @@ export const PlantListQuery = Type.Object({
     description: 'Only plants with a larger id: the cursor from the previous page\'s Link header', examples: [0]
   })),
   tag: Type.Optional(Text({ maxLength: TAG_MAX_LENGTH, description: 'Only plants with exactly this tag', examples: [monstera.tag] }))
-})
+}, { additionalProperties: false })
 
 export type Plant = Static<typeof Plant>
 /** A plant with its id, as created and as stored: the id a bigint, whatever the JSON carried. */

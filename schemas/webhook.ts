@@ -129,7 +129,7 @@ export const DeliveryListQuery = Type.Object({
     description: 'Only deliveries older than this cursor: take it from the previous page\'s Link header',
     examples: [42]
   }))
-})
+}, { additionalProperties: false })
 
 export type NewSubscription = Static<typeof NewSubscription>
 export type Subscription = Static<typeof Subscription>

@@ -1,15 +1,15 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/index.ts'
 import { secretsOf, type Config } from './config.ts'
-import { clientErrorHandler, connectHandler, errorHandler, frameworkErrorHandler, notFoundHandler, refuseUnrouted } from './http/error-handler.ts'
-import { requireHost } from './http/host-header.ts'
+import { clientErrorHandler, trackLatestAnswer } from './http/client-error.ts'
+import { errorHandler, frameworkErrorHandler } from './http/error-handler.ts'
 import { originForm, requireOriginForm } from './http/request-target.ts'
 import { parseJsonBody } from './http/json-body.ts'
 import { requestIdGenerator } from './http/request-id.ts'
 import { RouteMethods } from './http/route-methods.ts'
-import { refuseUnknownQuery } from './http/unknown-query.ts'
 import { RequestLog } from './http/request-log.ts'
-import { buildValidatorCompiler } from './http/validation.ts'
+import { notFoundHandler, refuseUnrouted } from './http/unrouted.ts'
+import { buildValidatorCompiler, NO_QUERY } from './http/validation.ts'
 import { loggerOptions } from './logger.ts'
 import plants from './plants/plugin.ts'
 import answerBatches from './plugins/answer-batches.ts'
@@ -58,8 +58,8 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionTimeout: limits.sendTimeoutMs,
-    // A missing Host is refused by requireHost, in the Error shape.
-    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: 1000, requireHostHeader: false },
+    // Node answers an HTTP/1.1 request without Host itself (requireHostHeader): a 400 with no body.
+    http: { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: 1000 },
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler,
     // Closing is answered by the closing plugin, in the Error shape.
@@ -69,11 +69,10 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   })
   // A connection is a file: past the cap, Node closes a new one as it accepts it.
   app.server.maxConnections = limits.maxConnections
-  // Two requests Node would answer itself, outside the one error path. An expectation
-  // other than 100-continue (none other is defined) is ignored, as RFC 9110 lets a
-  // server do, where Node answered 417 with no body. A CONNECT gets a 404.
+  // An expectation other than 100-continue (none other is defined) is ignored, as RFC 9110
+  // lets a server do, where Node answered 417 with no body.
   app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
-  app.server.on('connect', connectHandler)
+  app.server.on('request', trackLatestAnswer)
   // A client that half-closes the connection once its request is sent (as `nc` does at
   // the end of its input) still wants the answer (RFC 9112, 9.6). By default Node aborted
   // the requests in progress when the half-close came: a create was stored and never
@@ -100,7 +99,6 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   await app.register(answerBatches)
   // Before refuseUnrouted: a preflight is answered first, and a 404 is readable by the page.
   if (config.corsOrigins.length > 0) await app.register(cors, { origins: config.corsOrigins })
-  app.addHook('onRequest', requireHost)
   app.addHook('onRequest', requireOriginForm)
   app.addHook('onRequest', refuseUnrouted(routes))
   await app.register(readiness)
@@ -121,7 +119,8 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
       ratePerToken: limits.ratePerToken,
       failuresPerMinute: limits.authFailuresPerMinute
     })
-    scope.addHook('onRequest', refuseUnknownQuery)
+    // A query parameter an operation does not take is refused (unknown_parameter), not ignored.
+    scope.addHook('onRoute', (route) => { route.schema = { querystring: NO_QUERY, ...route.schema } })
     if (config.metricsRequireToken) await scope.register(metricsRoute, { requireToken: true })
     await scope.register(plants, {
       database: config.database,

@@ -34,7 +34,7 @@ t.test('the default database is in the project directory; a relative DATABASE_UR
 t.test('each variable is read with its default, and a bad value names the variable and what it must be', async (t) => {
   const defaults = loadConfig({ API_TOKENS: 'a-token-of-sixteen-chars' })
   t.equal(defaults.port, 3000)
-  t.equal(defaults.bodyLimit, 1024 * 1024)
+  t.equal(defaults.bodyLimit, 16 * 1024)
   t.equal(defaults.metricsRequireToken, false)
   t.equal(loadConfig({ PORT: '', API_TOKENS: '' }).port, 3000, 'an empty variable is an unset one')
   t.equal(loadConfig({ PORT: '8080', METRICS_REQUIRE_TOKEN: 'true' }).port, 8080)

@@ -11,8 +11,15 @@ t.test('a body that is not JSON answers 415', async (t) => {
 
 t.test('a body over the limit answers 413, and the limit is configurable', async (t) => {
   const app = await testApp(t)
-  const huge = { id: 1, name: 'x'.repeat(1024 * 1024) }
-  t.match(assertError(t, await postPlant(app, huge), 413), /limit of 1048576 bytes/)
+  t.match(assertError(t, await postPlant(app, { id: 1, name: 'x'.repeat(16 * 1024) }), 413), /limit of 16384 bytes/)
+  // The default holds the largest plant and subscription, every character escaped (an emoji as a surrogate pair).
+  const escaped = (count: number): string => '\\ud83c\\udf3f'.repeat(count)
+  const plant = `{"id":-9223372036854775808,"name":"${escaped(1000)}","tag":"${escaped(100)}"}`
+  t.equal((await postPlant(app, plant)).statusCode, 200, `the largest plant: ${plant.length} bytes`)
+  const escape = (text: string): string => [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')
+  const url = `{"url":"${escape('http://' + 'a'.repeat(2040))}"}`
+  const subscription = await app.inject({ method: 'POST', url: '/webhooks', headers: { ...AUTH, 'content-type': 'application/json' }, payload: url })
+  t.equal(assertError(t, subscription, 400, 'webhook_url_refused'), 'the url must be https', `the longest url: ${url.length} bytes`)
   const small = await testApp(t, { BODY_LIMIT: '64' })
   assertError(t, await postPlant(small, { id: 1, name: 'x'.repeat(64) }), 413)
   t.equal((await postPlant(small, { id: 1, name: 'short' })).statusCode, 200)

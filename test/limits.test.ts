@@ -332,9 +332,8 @@ t.test('headers over the limit and garbage get the Error shape too', async (t) =
   const { text: garbage } = await server.send(['NOT HTTP AT ALL\r\n\r\n'])
   t.match(garbage, /^HTTP\/1.1 400/)
   t.match(garbage, /\{"error":400,"message":"the request is not valid HTTP","code":"invalid_request"\}$/)
-  const { text: connect } = await server.send(['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'])
   // Written straight to the socket, they carry what every answer does all the same.
-  for (const answer of [huge, garbage, connect]) {
+  for (const answer of [huge, garbage]) {
     t.match(answer, /\r\nx-request-id: [0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\r\n/, 'a fresh request id')
     t.match(answer, /\r\nx-content-type-options: nosniff\r\n/)
     t.match(answer, /\r\ncontent-security-policy: default-src 'none'; frame-ancestors 'none'\r\n/)
@@ -364,23 +363,16 @@ t.test('bytes that are not HTTP after whole requests: those requests are answere
   t.same(statuses(slow), ['408'], 'a body that never ends: 408 at the deadline')
 })
 
-t.test('requests Node would answer itself, outside Fastify, get the Error shape or are served', async (t) => {
+t.test('requests Node answers itself: a missing Host is a bare 400, an unknown expectation is served, a CONNECT is closed', async (t) => {
   const server = await startServer(t, { API_TOKENS: TOKEN })
   const auth = `Authorization: Bearer ${TOKEN}\r\n`
-  const done = (text: string) => /\r\n\r\n\{.*\}$/s.test(text)
-  // Node answered these two 400 with no body at all.
+  // Node's requireHostHeader (RFC 9112, 3.2): a 400 with no body, then the connection closes.
   for (const [name, head] of [['with a token', auth], ['without one', '']]) {
-    const { text } = await server.send([`GET /plants HTTP/1.1\r\n${head}\r\n`], { until: done })
-    t.match(text, /^HTTP\/1.1 400 /, `HTTP/1.1 without Host, ${name}: 400`)
-    t.match(text, /\{"error":400,"message":"an HTTP\/1.1 request needs a Host header","code":"invalid_request"\}$/)
-  }
-  // Node took two Host headers (keeping the first) and any value at all; RFC 9112 (3.2) has them 400 too.
-  for (const hosts of [['a', 'b'], ['user:pw@evil.example'], ['[::1'], ['a b'], ['x'.repeat(1001)]]) {
-    const { text } = await server.send([`GET /health HTTP/1.1\r\n${hosts.map((host) => `Host: ${host}\r\n`).join('')}\r\n`], { until: done })
-    t.match(text, /\{"error":400,"message":"the request needs exactly one Host header, a host and an optional port \(example.com:8080\)","code":"invalid_request"\}$/, `Host: ${hosts.join(', ').slice(0, 40)}`)
+    const { text } = await server.send([`GET /plants HTTP/1.1\r\n${head}\r\n`])
+    t.match(text, /^HTTP\/1.1 400 Bad Request\r\n.*Connection: close\r\n.*\r\n\r\n$/s, `HTTP/1.1 without Host, ${name}: 400`)
   }
   for (const host of ['example.com:8080', '[::1]:3000', '127.0.0.1', '', 'xn--bcher-kva.example']) {
-    const { text } = await server.send([`GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`], { until: done })
+    const { text } = await server.send([`GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`], { until: (text) => text.endsWith('}') })
     t.match(text, /^HTTP\/1.1 200 /, `Host: ${host}`)
   }
   const { text: old } = await server.send([`GET /plants?limit=1 HTTP/1.0\r\n${auth}\r\n`])
@@ -388,12 +380,9 @@ t.test('requests Node would answer itself, outside Fastify, get the Error shape 
   // Node answered 417 with no body; RFC 9110 lets a server ignore an expectation it does not know.
   const { text: expect } = await server.send([`GET /plants?limit=1 HTTP/1.1\r\nHost: x\r\n${auth}Expect: something-else\r\n\r\n`], { until: (text) => text.endsWith('[]') })
   t.match(expect, /^HTTP\/1.1 200 /, 'an unknown expectation is ignored')
-  // Node closed a CONNECT's connection unanswered.
-  for (const body of ['', 'Content-Length: 5\r\n\r\nab']) {
-    const { text } = await server.send([`CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n${body === '' ? '\r\n' : body}`])
-    t.match(text, /^HTTP\/1.1 404 .*Connection: close\r\n/s, `CONNECT${body === '' ? '' : ' with a body still coming'}: 404, then closed`)
-    t.match(text, /\{"error":404,"message":"no route for CONNECT example.com:443","code":"route_not_found"\}$/)
-  }
+  // No proxy here: Node closes a CONNECT's connection, unanswered.
+  const { text: connect } = await server.send(['CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'])
+  t.equal(connect, '', 'CONNECT: closed')
   const answer = await server.request('GET', '/plants?limit=1')
   t.equal(answer.statusCode, 200, 'the service goes on serving')
 })

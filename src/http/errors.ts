@@ -1,16 +1,13 @@
 import createError from '@fastify/error'
 import { ERROR_CODES, type ErrorCode, type ErrorDetail } from '../../schemas/error.ts'
 
-// Every failure the service answers with on purpose. Routes and plugins throw these;
-// the one error handler turns them, and Fastify's own errors, into the Error shape.
-// An error's code is its public `code`; its status is the one the catalogue gives it.
+// Every failure the service answers on purpose, thrown by routes and plugins: its code is
+// the public `code`, its status the one the catalogue gives that code.
 
 function failure (code: ErrorCode, message: string) {
   return createError(code, message, ERROR_CODES[code].status)
 }
 
-export const HostMissing = failure('invalid_request', 'an HTTP/1.1 request needs a Host header')
-export const HostInvalid = failure('invalid_request', 'the request needs exactly one Host header, a host and an optional port (example.com:8080)')
 export const TargetInvalid = failure('invalid_request', 'the request target must be a path such as /plants (or * for OPTIONS)')
 
 export const InvalidJson = failure('invalid_json', 'the body is not valid JSON: %s')

@@ -1,61 +1,22 @@
+import { isInteger, parse, splitNumber, type DuplicateKeyInfo } from 'lossless-json'
 import { InvalidJson } from './errors.ts'
-import { readNumber } from './json-number.ts'
-import { readString } from './json-string.ts'
-import { echo, unexpected } from './json-text.ts'
 
-// Parses request bodies exactly and in time linear in their size. JSON.parse reads
-// every number as a double, which rounds integers beyond 2^53 (9007199254740993
-// becomes ...992) and can turn a fraction into an integer (4503599627370496.5 becomes
-// ...496); it also keeps the last of duplicate keys, so a body could say two things
-// at once. This parser is one pass over the text that builds the value as it goes:
-// integers a double cannot hold become bigints, a fraction that would be read as an
-// integer is refused, and duplicate keys, lone surrogates, __proto__ and
-// constructor.prototype keys are refused rather than silently resolved. The
-// limits below, and MAX_NUMBER_LENGTH, bound the work on anything an attacker
-// controls, so no body within BODY_LIMIT can hold the event loop. This file holds
-// the structure (values, objects, arrays); json-string.ts and json-number.ts read
-// the leaves, json-text.ts holds what they share.
+// Request bodies, parsed by lossless-json: JSON.parse would round an int64 id beyond 2^53
+// and keep the last of two keys. The parse is linear in the body, which BODY_LIMIT bounds.
 
-// Kept with the number rules it bounds, and exported here with the other limits.
-export { MAX_NUMBER_LENGTH } from './json-number.ts'
-/** Arrays and objects nested deeper than this are refused before the parser recurses further. */
-export const MAX_NESTING_DEPTH = 64
-/**
- * A body holding more values than this (the body itself, every array item, every
- * object member) is refused at the first one too many. Building an object of a
- * hundred thousand keys, which fit in 1 MiB, costs V8 about 50 ms (as much with
- * JSON.parse), and ten thousand long ones still held /health past 100 ms on a busy
- * machine; a NewPlant holds four values.
- */
-export const MAX_VALUES = 1000
-
-// ignoreBOM keeps a byte order mark in the text, where it is refused like any other
-// stray character: RFC 8259 forbids it, and stripping it would accept a body JSON.parse refuses.
+// ignoreBOM keeps a byte order mark in the text, where the parser refuses it as RFC 8259 does.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+const JSON_WHITESPACE = /^[ \t\n\r]*$/
+// A string, or a colon outside one: in valid JSON, each such colon is one object member.
+const STRING_OR_COLON = /"(?:[^"\\]|\\.)*"|:/g
+// An integer of more digits is far outside int64: the validator refuses its double anyway,
+// and BigInt's conversion is not linear in the digits.
+const MAX_EXACT_DIGITS = 20
+// What an error message echoes of the body is cut to this many characters.
+const MAX_ECHO = 40
 
-// The character codes this file compares against. Each file of the parser declares
-// its own: V8 builds a module's own constants into the code it compiles, and the same
-// codes imported from one shared file measured 10% slower on a typical body.
-const TAB = 0x09
-const LF = 0x0a
-const CR = 0x0d
-const SPACE = 0x20
-const QUOTE = 0x22
-const COMMA = 0x2c
-const MINUS = 0x2d
-const ZERO = 0x30
-const NINE = 0x39
-const COLON = 0x3a
-const OPEN_BRACKET = 0x5b
-const CLOSE_BRACKET = 0x5d
-const LOWER_F = 0x66
-const LOWER_N = 0x6e
-const LOWER_T = 0x74
-const OPEN_BRACE = 0x7b
-const CLOSE_BRACE = 0x7d
-
+/** The body's value: undefined for none (the route's schema judges), else exactly what it says. */
 export function parseJsonBody (raw: Buffer): unknown {
-  // No body at all: the route's schema decides whether one was required.
   if (raw.length === 0) return undefined
   let text: string
   try {
@@ -63,131 +24,79 @@ export function parseJsonBody (raw: Buffer): unknown {
   } catch {
     throw new InvalidJson('it is not valid UTF-8')
   }
-  return new Parser(text).document()
+  if (JSON_WHITESPACE.test(text)) return undefined
+  let keys = -1 // the reviver's first call is for the body itself, not a member
+  let value: unknown
+  try {
+    value = parse(text, function (this: unknown, key: string, value: unknown) {
+      if (!Array.isArray(this)) {
+        keys++
+        refuseKey(key, value)
+      }
+      if (typeof value === 'string' && !value.isWellFormed()) throw new InvalidJson('a string holds a lone UTF-16 surrogate; send well-formed Unicode')
+      return value
+    }, { parseNumber: exactNumber, onDuplicateKey })
+  } catch (error) {
+    if (error instanceof InvalidJson) throw error
+    // A RangeError is the stack the nesting exhausted.
+    throw new InvalidJson(error instanceof RangeError ? 'it is nested too deeply' : printable((error as Error).message))
+  }
+  // lossless-json keeps a key given twice with equal values (it deep-compares them first, work
+  // bounded by the body): only the count of members tells.
+  if (membersOf(text) !== keys) throw new InvalidJson('a key is given twice in one object')
+  return value
 }
 
-// The Cursor the string and number scanners read from and move on.
-class Parser {
-  readonly text: string
-  pos = 0
-  private depth = 0
-  private values = 0
+/** A key given twice with different values: code reading the first and code reading the last would disagree. */
+function onDuplicateKey ({ key, position }: DuplicateKeyInfo): never {
+  throw new InvalidJson(`duplicate key ${quoted(key)} at position ${position}`)
+}
 
-  constructor (text: string) {
-    this.text = text
+function refuseKey (key: string, value: unknown): void {
+  if (!key.isWellFormed()) throw new InvalidJson('a key holds a lone UTF-16 surrogate; send well-formed Unicode')
+  // Either would let a merge into a plain object reach a prototype, as secure-json-parse refuses.
+  if (key === '__proto__') throw new InvalidJson('forbidden prototype property "__proto__"')
+  if (key === 'constructor' && typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype')) {
+    throw new InvalidJson('forbidden prototype property: "constructor" holding "prototype"')
   }
+}
 
-  document (): unknown {
-    this.skipWhitespace()
-    // Only whitespace: as good as no body, for the schema to judge.
-    if (this.pos === this.text.length) return undefined
-    const value = this.value()
-    this.skipWhitespace()
-    if (this.pos < this.text.length) throw unexpected(this.text, this.pos, 'the end of the body')
-    return value
-  }
+function membersOf (text: string): number {
+  let count = 0
+  for (const [match] of text.matchAll(STRING_OR_COLON)) if (match === ':') count++
+  return count
+}
 
-  /** The value at pos, which is past any whitespace. */
-  private value (): unknown {
-    if (++this.values > MAX_VALUES) throw new InvalidJson(`more than ${MAX_VALUES} values at position ${this.pos}`)
-    switch (this.text.charCodeAt(this.pos)) {
-      case QUOTE: return readString(this, true)
-      case OPEN_BRACE: return this.object()
-      case OPEN_BRACKET: return this.array()
-      case LOWER_T: return this.word('true', true)
-      case LOWER_F: return this.word('false', false)
-      case LOWER_N: return this.word('null', null)
-      case MINUS: case ZERO: case ZERO + 1: case ZERO + 2: case ZERO + 3: case ZERO + 4:
-      case ZERO + 5: case ZERO + 6: case ZERO + 7: case ZERO + 8: case NINE:
-        return readNumber(this)
-      default: throw unexpected(this.text, this.pos, 'a value')
-    }
+/**
+ * A number literal's exact value: a number when a double holds it, a bigint for an integer
+ * beyond 2^53 (of at most MAX_EXACT_DIGITS digits). A fraction a double would read as an
+ * integer (4503599627370496.5) is refused rather than rounded.
+ */
+function exactNumber (literal: string): number | bigint {
+  const double = Number(literal)
+  if (Number.isSafeInteger(double) && isInteger(literal)) return double
+  const { sign, digits, exponent } = splitNumber(literal)
+  if (digits.length - 1 > exponent) {
+    if (Number.isInteger(double)) throw new InvalidJson(`the number ${cut(literal)} is not an integer, but would be read as ${double}`)
+    return double
   }
+  if (Number.isSafeInteger(double) || exponent >= MAX_EXACT_DIGITS) return double
+  return BigInt(sign + digits + '0'.repeat(exponent + 1 - digits.length))
+}
 
-  private object (): Record<string, unknown> {
-    this.enter()
-    const text = this.text
-    const object: Record<string, unknown> = {}
-    this.skipWhitespace()
-    if (text.charCodeAt(this.pos) === CLOSE_BRACE) return this.leave(object)
-    for (;;) {
-      if (text.charCodeAt(this.pos) !== QUOTE) throw unexpected(text, this.pos, 'a string key')
-      const at = this.pos
-      const key = readString(this, false)
-      // Assigning __proto__ would replace the object's prototype rather than add a key.
-      if (key === '__proto__') throw new InvalidJson(`forbidden prototype property "__proto__" at position ${at}`)
-      // Two values for one key: code reading the first and code reading the last
-      // would see different bodies, so neither is chosen. No JSON value is undefined,
-      // so only an inherited name (toString…) needs the second look; reading first
-      // was also the fastest check measured on objects of many keys.
-      if (object[key] !== undefined && Object.hasOwn(object, key)) throw new InvalidJson(`duplicate key ${echo(key)} at position ${at}`)
-      this.skipWhitespace()
-      if (text.charCodeAt(this.pos) !== COLON) throw unexpected(text, this.pos, '":"')
-      this.pos++
-      this.skipWhitespace()
-      const value = this.value()
-      // What secure-json-parse refused too: a merge into a plain object could reach a prototype through it.
-      if (key === 'constructor' && typeof value === 'object' && value !== null && Object.hasOwn(value, 'prototype')) {
-        throw new InvalidJson(`forbidden prototype property: "constructor" holding "prototype" at position ${at}`)
-      }
-      object[key] = value
-      this.skipWhitespace()
-      const c = text.charCodeAt(this.pos)
-      if (c === CLOSE_BRACE) return this.leave(object)
-      if (c !== COMMA) throw unexpected(text, this.pos, '"," or "}"')
-      this.pos++
-      this.skipWhitespace()
-    }
-  }
+/** The parser's message, shown as printable ASCII, what it echoes of the body cut short. */
+function printable (message: string): string {
+  return ascii(message).replace(/'([^']*)'/g, (_, echoed: string) => `'${cut(echoed)}'`)
+}
 
-  private array (): unknown[] {
-    this.enter()
-    const text = this.text
-    const array: unknown[] = []
-    this.skipWhitespace()
-    if (text.charCodeAt(this.pos) === CLOSE_BRACKET) return this.leave(array)
-    for (;;) {
-      array.push(this.value())
-      this.skipWhitespace()
-      const c = text.charCodeAt(this.pos)
-      if (c === CLOSE_BRACKET) return this.leave(array)
-      if (c !== COMMA) throw unexpected(text, this.pos, '"," or "]"')
-      this.pos++
-      this.skipWhitespace()
-    }
-  }
+function quoted (key: string): string {
+  return cut(ascii(JSON.stringify(key)))
+}
 
-  // The depth is checked before recursing, so no body can exhaust the stack.
-  private enter (): void {
-    if (++this.depth > MAX_NESTING_DEPTH) {
-      throw new InvalidJson(`nesting deeper than ${MAX_NESTING_DEPTH} levels at position ${this.pos}`)
-    }
-    this.pos++
-  }
+function ascii (text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
 
-  private leave<T> (value: T): T {
-    this.depth--
-    this.pos++
-    return value
-  }
-
-  /** The literal at pos, whose first character the caller has seen. */
-  private word<T> (word: string, value: T): T {
-    for (let k = 1; k < word.length; k++) {
-      if (this.text.charCodeAt(this.pos + k) !== word.charCodeAt(k)) throw unexpected(this.text, this.pos + k, word)
-    }
-    this.pos += word.length
-    return value
-  }
-
-  private skipWhitespace (): void {
-    const text = this.text
-    let i = this.pos
-    for (;;) {
-      const c = text.charCodeAt(i)
-      if (c !== SPACE && c !== LF && c !== CR && c !== TAB) break
-      i++
-    }
-    this.pos = i
-  }
+function cut (text: string): string {
+  return text.length > MAX_ECHO ? `${text.slice(0, MAX_ECHO)}…` : text
 }

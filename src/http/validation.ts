@@ -1,32 +1,42 @@
-import { Kind, type TSchema } from '@sinclair/typebox'
+import { Kind, Type, type TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import { INT64_MAX, INT64_MIN } from '../../schemas/index.ts'
+import { UnknownParameter, withDetails } from './errors.ts'
+import { operationName } from './operation.ts'
 
-// Fastify's default Ajv coerces body types ("5" becomes 5, null becomes "") and
-// cannot check an int64 exactly. The TypeBox compiler does neither: bodies are
-// checked as sent, and the Int64 kind sees the bigint the body parser produced.
-// Path and query values arrive as strings: a string of digits is converted where the
-// schema wants an integer, and nothing else is (TypeBox's own Convert would read
-// "2.5" as 2). Once valid, every int64 becomes a bigint, here and only here: handlers
-// and the store never convert an id.
+// TypeBox rather than Fastify's Ajv, which coerces body types ("5" becomes 5) and cannot
+// check an int64 exactly. Path and query strings of digits become integers where the
+// schema wants one (TypeBox's Convert would read "2.5" as 2). Once valid, every int64 is
+// a bigint, here and only here: handlers and the store never convert an id.
 
 // At most 19 digits: an int64 needs no more, and a longer string stays a string (and
 // fails its check) rather than becoming a BigInt of attacker-chosen size.
 const INTEGER = /^-?\d{1,19}$/
 
+/** The query of an operation that takes no parameters: any one sent is unknown_parameter. */
+export const NO_QUERY = Type.Object({}, { additionalProperties: false })
+
+// An answer names at most this many of the parameters that should not have been sent.
+const MAX_NAMED = 10
+const MAX_NAME_LENGTH = 40
+
 export function buildValidatorCompiler (references: TSchema[]): FastifySchemaCompiler<TSchema> {
-  return ({ schema, httpPart }) => {
+  return ({ schema, httpPart, method, url }) => {
     const checker = TypeCompiler.Compile(schema, references)
     const fromStrings = httpPart !== 'body'
+    const operation = operationName(method, url)
     // A body is a reference to a shared schema: its fields are those of the schema named.
     const shape: TSchema = references.find((reference) => reference.$id !== undefined && reference.$id === schema.$ref) ?? schema
     const int64s = Object.entries<TSchema>(shape.properties ?? {})
       .filter(([, property]) => property[Kind] === 'Int64').map(([key]) => key)
     return (input: unknown) => {
       const value = fromStrings ? convertIntegers(schema, input) : input
-      if (!checker.Check(value)) return { error: describeErrors(checker.Errors(value)) }
+      if (!checker.Check(value)) {
+        const unknown = schema.additionalProperties === false && httpPart === 'querystring' && unknownParameter(operation, schema, value)
+        return { error: unknown === false ? describeErrors(checker.Errors(value)) : unknown }
+      }
       for (const key of int64s) {
         const record = value as Record<string, unknown>
         if (typeof record[key] === 'number') record[key] = BigInt(record[key])
@@ -47,6 +57,23 @@ function convertIntegers (schema: TSchema, input: unknown): unknown {
     else if (property[Kind] === 'Integer') record[key] = Number(raw)
   }
   return record
+}
+
+/**
+ * The refusal of parameters the operation does not take, or false when there are none: a
+ * misspelt `?page=2` would otherwise answer the first page again, for ever.
+ */
+function unknownParameter (operation: string, schema: TSchema, query: unknown): Error | false {
+  const known = Object.keys(schema.properties ?? {})
+  const unknown = Object.keys(query as object).filter((name) => !known.includes(name))
+  if (unknown.length === 0) return false
+  const offer = known.length === 0 ? 'takes no query parameters' : `takes only ${known.join(', ')}`
+  const named = unknown.slice(0, MAX_NAMED).map((name) => name.length > MAX_NAME_LENGTH ? `${name.slice(0, MAX_NAME_LENGTH)}…` : name)
+  const message = `${operation} ${offer}; unknown: ${named.join(', ')}${unknown.length > MAX_NAMED ? ', …' : ''}`
+  return withDetails(new UnknownParameter(message), named.map((name) => ({
+    field: `querystring/${name}`,
+    message: `is not a parameter of this operation, which ${offer}`
+  })))
 }
 
 /** One message per offending field, in words a client developer can act on. */

@@ -1,0 +1,29 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { echo } from './error-handler.ts'
+import { MethodNotAllowed, RouteNotFound, withHeaders } from './errors.ts'
+import type { RouteMethods } from './route-methods.ts'
+
+/**
+ * Answers a request Fastify found no route for before its body is read, so a stranger
+ * cannot make the service parse a body nobody will use: 405 with `Allow` when the path
+ * has other methods, else 404.
+ */
+export function refuseUnrouted (routes: RouteMethods) {
+  return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    done(request.is404 ? unrouted(request, routes) : undefined)
+  }
+}
+
+/** Answers the requests that reach Fastify's not-found handler all the same (a docs file that is not there). */
+export function notFoundHandler (routes: RouteMethods) {
+  return (request: FastifyRequest): never => { throw unrouted(request, routes) }
+}
+
+function unrouted (request: FastifyRequest, routes: RouteMethods): Error {
+  const path = request.url.split('?', 1)[0]
+  const allowed = routes.allowed(path)
+  // A path a route takes with this very method that found nothing (a docs file that does
+  // not exist) is not there: a 405 would name the method it refused.
+  if (allowed.length === 0 || allowed.includes(request.method)) return new RouteNotFound(request.method, echo(path))
+  return withHeaders(new MethodNotAllowed(echo(request.method), echo(path), allowed.join(', ')), { allow: allowed.join(', ') })
+}
