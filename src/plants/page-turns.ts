@@ -12,9 +12,9 @@ export class PageTurns {
   #spent = 0
   #resetting = false
 
-  /** Resolves once this turn has room for another page. */
-  async room (): Promise<void> {
-    while (this.#spent >= TURN_BYTES) await nextTurn()
+  /** Nothing when this turn has room (the page goes on at once, in order); else a wait for a turn that has. */
+  room (): Promise<void> | undefined {
+    return this.#spent < TURN_BYTES ? undefined : this.#wait()
   }
 
   /** Counts a page's bytes against this turn. */
@@ -26,5 +26,9 @@ export class PageTurns {
       this.#resetting = false
       this.#spent = 0
     })
+  }
+
+  async #wait (): Promise<void> {
+    while (this.#spent >= TURN_BYTES) await nextTurn()
   }
 }

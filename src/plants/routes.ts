@@ -28,7 +28,8 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
   const turns = new PageTurns()
   app.get('/plants', { schema: listPlants, config: { scope: 'plants:read' } }, async (request, reply) => {
     const { limit = DEFAULT_LIMIT, after, tag } = request.query
-    await turns.room()
+    const turn = turns.room()
+    if (turn !== undefined) await turn
     // One more than asked tells whether another page exists without counting the store.
     const page = await store.list({ limit: limit + 1, after, tag })
     const { end, bytes } = withinBudget(page, Math.min(limit, page.length))
