@@ -1,48 +1,34 @@
-// Pages served in one event-loop turn before the next page waits for a later turn. A
-// page of 100 plants is a few KiB; a page of 1000 large ones about 2 MiB and 50 ms.
+import { setImmediate as nextTurn } from 'node:timers/promises'
+
+// Bytes of pages one event-loop turn serves before the next page waits for a later turn.
 const TURN_BYTES = 512 * 1024
 
 /**
- * Large pages share the event loop's turns with every other request. Each request a
- * turn reads is handled within it: 50 connections asking at once for pages of 1000 large
- * plants held the loop for seconds, every other client's request (a health check too)
- * waiting, until overload protection refused them all. Past TURN_BYTES of pages in a
- * turn, a page waits for a later turn, and one page at least starts each turn; the other
- * requests are read and answered between them.
+ * Every request a turn reads is handled within it: without this, a burst of large pages
+ * held other clients' requests (health checks too) for seconds. Past TURN_BYTES a page
+ * waits for a later turn, so other requests are read between pages.
  */
 export class PageTurns {
   #spent = 0
-  readonly #waiting: Array<() => void> = []
-  #turnEnding = false
+  #resetting = false
 
-  /**
-   * Nothing when this turn has room for another page; else a promise that resolves once
-   * a later turn has. Not a promise every time: a page with room goes on at once, in the
-   * order it came, as before there were turns.
-   */
+  /** Nothing when this turn has room (the page goes on at once, in order); else a wait for a turn that has. */
   room (): Promise<void> | undefined {
-    if (this.#spent < TURN_BYTES && this.#waiting.length === 0) return undefined
-    return new Promise<void>((resolve) => {
-      this.#waiting.push(resolve)
-      this.#endTurn()
-    })
+    return this.#spent < TURN_BYTES ? undefined : this.#wait()
   }
 
-  /** Counts a page's bytes (0 for one that failed) against this turn, and lets the next page start if there is room left. */
+  /** Counts a page's bytes against this turn. */
   spent (bytes: number): void {
     this.#spent += bytes
-    this.#endTurn()
-    if (this.#spent < TURN_BYTES) this.#waiting.shift()?.()
+    if (this.#resetting) return
+    this.#resetting = true
+    setImmediate(() => {
+      this.#resetting = false
+      this.#spent = 0
+    })
   }
 
-  #endTurn (): void {
-    if (this.#turnEnding) return
-    this.#turnEnding = true
-    setImmediate(() => {
-      this.#turnEnding = false
-      this.#spent = 0
-      this.#waiting.shift()?.()
-      if (this.#waiting.length > 0) this.#endTurn()
-    })
+  async #wait (): Promise<void> {
+    while (this.#spent >= TURN_BYTES) await nextTurn()
   }
 }

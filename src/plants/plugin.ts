@@ -13,12 +13,8 @@ export interface PlantsOptions {
 }
 
 /**
- * The plants module: an encapsulated plugin that opens its store, serves it, reports
- * whether it answers, and closes it with the app (after in-flight writes are answered).
- * New plants are announced by the webhooks module, which it gives the same store: the
- * webhooks close first, so their last attempts are still recorded.
- * Wrapped with fastify-plugin only to declare what it needs of the app (`encapsulate`
- * keeps its routes and hooks its own).
+ * The plants module: opens its store, serves it, and closes it with the app. The webhooks
+ * module shares the store and closes first, so its last attempts are still recorded.
  */
 async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes, webhooks: webhookOptions }: PlantsOptions): Promise<void> {
   const store = instrumented(await openStore(database, {

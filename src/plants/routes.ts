@@ -13,9 +13,7 @@ export interface PlantRoutesOptions {
 const DEFAULT_LIMIT: number = PlantListQuery.properties.limit.default
 // The JSON around a plant's name and tag: braces, keys, quotes and a 20-digit id.
 const PLANT_JSON_OVERHEAD = 48
-// A plant may be kept by its client (never by a shared cache: the answer is the token's)
-// and used again once its ETag is confirmed by a 304. no-store would leave a browser
-// nothing to revalidate.
+// The answer is the token's (never a shared cache's); no-store would leave a browser nothing to revalidate.
 const REVALIDATE = 'private, no-cache'
 
 /** The plant routes: validation has made every id a bigint, so handlers only call the store. */
@@ -32,20 +30,15 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
     const { limit = DEFAULT_LIMIT, after, tag } = request.query
     const turn = turns.room()
     if (turn !== undefined) await turn
-    let bytes = 0
-    try {
-      // One more than asked tells whether another page exists without counting the store.
-      const page = await store.list({ limit: limit + 1, after, tag })
-      let end
-      ({ end, bytes } = withinBudget(page, Math.min(limit, page.length)))
-      if (end < page.length) {
-        page.length = end
-        reply.header('link', nextPageLink(limit, page[end - 1], tag))
-      }
-      return page
-    } finally {
-      turns.spent(bytes)
+    // One more than asked tells whether another page exists without counting the store.
+    const page = await store.list({ limit: limit + 1, after, tag })
+    const { end, bytes } = withinBudget(page, Math.min(limit, page.length))
+    turns.spent(bytes)
+    if (end < page.length) {
+      page.length = end
+      reply.header('link', nextPageLink(limit, page[end - 1], tag))
     }
+    return page
   })
 
   app.get('/plants/:id', { schema: getPlant, config: { scope: 'plants:read' } }, async (request, reply) => {
@@ -65,14 +58,9 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
 
 export default plantRoutes
 
-/**
- * How many of the first `count` plants fit the page's byte budget (always at least
- * one), and about how many bytes of JSON they make.
- */
+/** How many of the first `count` plants fit the page's byte budget (at least one), and about how many bytes they make. */
 function withinBudget (plants: StoredPlant[], count: number): { end: number, bytes: number } {
-  // A UTF-16 code unit takes at most 6 bytes in JSON (a control character, \u0001), so a
-  // page far below the budget, as nearly all are, needs no byte counted: counting was
-  // about 2% of a page's time.
+  // A UTF-16 unit is at most 6 bytes of JSON (\u0001): a page far below the budget needs no exact count.
   let units = 0
   for (let i = 0; i < count; i++) {
     const { name, tag } = plants[i]
@@ -82,8 +70,7 @@ function withinBudget (plants: StoredPlant[], count: number): { end: number, byt
   let bytes = 0
   for (let i = 0; i < count; i++) {
     const { name, tag } = plants[i]
-    // As JSON writes them: UTF-8, and escapes. Counted in UTF-8 alone, names of control
-    // characters made a page of 6.3 MiB.
+    // Counted as JSON writes them (UTF-8 and escapes), not as UTF-8 alone.
     bytes += PLANT_JSON_OVERHEAD + jsonBytes(name) + (tag === undefined ? 0 : jsonBytes(tag))
     if (bytes > PAGE_BYTE_BUDGET && i > 0) return { end: i, bytes }
   }

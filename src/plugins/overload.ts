@@ -16,31 +16,22 @@ const TICK_MS = 10
 const RETRY_AFTER_SECONDS = '10'
 
 /**
- * Refuses requests with a 503 while the process is overloaded: its event loop lagging
- * or its heap near V8's limit, as measured once a second. In place of
- * @fastify/under-pressure, whose sampling timer also reads the resident memory through
- * /proc: with every file taken that read throws EMFILE, from a timer, and it brought the
- * service down (8 webhook subscriptions to a receiver that held its connections did it
- * under a limit of 300 files). The heap is read from V8, which needs no file. A plugin
- * with fastify-plugin because the hook must guard the routes of the scope it is
- * registered in.
+ * Refuses requests with a 503 while the event loop lags or the heap nears its limit,
+ * sampled once a second. Not @fastify/under-pressure: its timer reads /proc, which throws
+ * EMFILE when every file is taken and brought the service down; V8's heap needs no file.
  */
 async function overload (app: FastifyInstance, limits: OverloadLimits): Promise<void> {
   const { maxEventLoopDelayMs, maxHeapUsedBytes } = limits
   if (maxEventLoopDelayMs <= 0 && maxHeapUsedBytes <= 0) return
   let overloaded = false
   let timer: NodeJS.Timeout | undefined
-  // Measured from ready on: compiling the routes' schemas at start holds the loop for
-  // a while, and counted as load it refused the first requests, for up to a second,
-  // with 503 (an in-process test app on a busy machine did).
+  // From ready on: compiling the schemas at start holds the loop, and would refuse the first requests.
   app.addHook('onReady', async () => {
     let sampleStart = monotonicMs()
     let lastTick = sampleStart
     let longestDelayMs = 0
-    // The longest delay, not the mean: a request waits out the turn it arrives in, and
-    // one stall of 3 s among a second's 10 ms turns averaged 61 ms. Timed here rather
-    // than with monitorEventLoopDelay, whose reset drops the delay after it: a stall
-    // across the once-a-second reset was never recorded.
+    // The longest delay, not the mean (a request waits out its whole turn); not
+    // monitorEventLoopDelay, whose reset loses a stall that spans it.
     timer = setInterval(() => {
       const now = monotonicMs()
       longestDelayMs = Math.max(longestDelayMs, now - lastTick - TICK_MS)

@@ -13,20 +13,9 @@ export interface UnreadAnswersOptions {
 }
 
 /**
- * A client that does not read its answers holds one of them at a time, and not for long.
- *
- * A request pipelined behind an answer still being written out waits for it. Node
- * handles at once every request a client pipelines in one packet, and holds each answer
- * until the client has read those before it: a client that sent a hundred page requests
- * and read nothing had the service hold a hundred pages (470 MB of resident memory).
- * Answers leave in order all the same, as HTTP/1.1 has it. At most MAX_WAITING wait on a
- * connection.
- *
- * A connection on which nothing moves for SEND_TIMEOUT_MS is closed by Node (Fastify's
- * connectionTimeout); the requests still waiting on it go with it, never handled. Its
- * answer was never finished, so the request log has no line for it: this says why.
- *
- * A plugin with fastify-plugin so that the hooks guard every route, the 404 included.
+ * A client that does not read its answers holds one at a time: a pipelined request waits
+ * until the answers before it are written out (Node would handle them all and hold every
+ * answer), at most MAX_WAITING per connection. A connection idle SEND_TIMEOUT_MS is logged.
  */
 async function unreadAnswers (app: FastifyInstance, { sendTimeoutMs }: UnreadAnswersOptions): Promise<void> {
   // Requests waiting on each connection for the answers before theirs.
@@ -40,10 +29,7 @@ async function unreadAnswers (app: FastifyInstance, { sendTimeoutMs }: UnreadAns
     const socket = request.raw.socket
     const count = (waiting.get(socket) ?? 0) + 1
     waiting.set(socket, count)
-    // Node stops reading a connection only once its answers fill the socket's buffer,
-    // which answers waiting their turn never do: one connection pipelining health checks
-    // without reading had 400,000 of them wait, 2 GB of heap, and closing it held the
-    // event loop for minutes while Node let them go one by one.
+    // Node stops reading only once answers fill the socket's buffer, which waiting ones never do.
     if (count > MAX_WAITING) {
       // Those that came in the same packet after it come here too: logged once.
       if (count === MAX_WAITING + 1) request.log.info({ client: request.ip }, `connection closed: more than ${MAX_WAITING} requests pipelined behind answers it did not read`)

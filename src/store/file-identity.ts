@@ -1,10 +1,8 @@
 import { statSync } from 'node:fs'
 
 /**
- * Whether a path still names the file a store opened there. A SQLite file deleted while
- * the service runs (a deploy that replaces the release's directory, a cleanup) goes on
- * being written through the open connection: every create answered 200, and the
- * plants were gone at the next start. So does one replaced by another file.
+ * Whether a path still names the file a store opened there: a SQLite file deleted or
+ * replaced under the service takes writes through the open connection, lost at the next start.
  */
 export class FileIdentity {
   readonly #path: string

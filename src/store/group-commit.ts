@@ -5,10 +5,8 @@ export const MAX_BATCH_BYTES = 4 * 1024 * 1024
 
 export interface GroupCommitOptions<Item, Result> {
   /**
-   * Writes the items in one transaction and returns their results in order. When it
-   * throws, it must have stored none of them: the batch is then split and written again.
-   * An outage is thrown as StoreUnavailable, and a store too busy to take it as
-   * StoreBusy, which fail the whole batch instead.
+   * Writes the items in one transaction and returns their results in order; when it throws
+   * it stored none. StoreUnavailable or StoreBusy fail the whole batch, other errors split it.
    */
   write: (items: Item[]) => Result[] | Promise<Result[]>
   /** An estimate of the memory an item holds while it waits, in bytes. */
@@ -29,16 +27,9 @@ interface Entry<Item, Result> {
 }
 
 /**
- * Group commit: the writes that arrive together are written in one transaction,
- * so one durable commit (one fsync) serves many requests instead of one each.
- *
- * An item waits at most until the event loop's next check phase (setImmediate):
- * under light load a write is flushed at once, under heavy load everything that
- * arrived while the last commit was running forms the next batch, up to maxBatch items
- * and MAX_BATCH_BYTES. One flush runs at a time.
- *
- * Hostile input must not hurt other clients: what waits is bounded in bytes, and an item
- * the database refuses is isolated (see #commit) rather than failing its whole batch.
+ * Group commit: writes that arrive together share one transaction, so one fsync makes a
+ * whole batch durable rather than one per request. What waits is bounded in bytes, and an
+ * item the database refuses is isolated (#commit) rather than failing its batch.
  */
 export class GroupCommit<Item, Result> {
   readonly #options: GroupCommitOptions<Item, Result>
@@ -74,6 +65,7 @@ export class GroupCommit<Item, Result> {
     }
   }
 
+  // Batched until the loop's check phase: every write read in this turn joins, none waits longer.
   #schedule (): void {
     if (this.#scheduled || this.#flushing !== undefined) return
     this.#scheduled = true
@@ -104,12 +96,8 @@ export class GroupCommit<Item, Result> {
   }
 
   /**
-   * Writes a batch and answers its items. A batch that fails with anything but
-   * StoreUnavailable or StoreBusy (a store that cannot take any batch now) stored nothing
-   * and was refused for one of its items (or a few): it
-   * is split in halves, each written on its own, until the item at fault stands alone
-   * and is answered with the error; every other item is written and answered as if it
-   * had not been there. That costs two writes per halving, and only when one fails.
+   * Writes a batch and answers its items. A batch refused for anything but an outage or
+   * a busy store is split in halves until the item at fault stands alone with its error.
    */
   async #commit (batch: Array<Entry<Item, Result>>): Promise<void> {
     this.#options.onBatch?.(batch.length)

@@ -7,15 +7,9 @@ import type { StoreContext } from './store.ts'
 const PROBE_INTERVAL_MS = 500
 
 /**
- * Whether a store can serve now, the one place every engine keeps it: an outage is logged
- * once with its cause and the recovery once, however many operations fail in between.
- *
- * Given a probe, it is also a circuit breaker. While down, `check` refuses every
- * operation at once instead of letting each wait out its own timeout against a database
- * known not to answer, and only the probe, run in the background every PROBE_INTERVAL_MS
- * (one at a time), ends the outage. Without a probe (SQLite, whose failures are
- * immediate) operations go on trying, and the first that succeeds calls `recover`. So do
- * they while a store answers but takes no writes, which the first write to succeed ends.
+ * Whether a store can serve now: an outage and its recovery are logged once each. Given a
+ * probe it is a circuit breaker (while down, `check` refuses at once and only the probe
+ * ends the outage); without one (SQLite fails at once) the first call to succeed ends it.
  */
 export class Outage {
   readonly #log: StoreContext['log']
@@ -43,11 +37,8 @@ export class Outage {
   }
 
   /**
-   * Marks the store down (logged if it was up) and returns the error to throw. `writing`:
-   * the store answers but takes no writes (a full disk, a file locked by another writer,
-   * a read-only server), which reads cannot show to be over: only a write that succeeds
-   * ends it, and the probe is not run. A store that took no writes and then stops
-   * answering has a new outage, logged and probed.
+   * Marks the store down and returns the error to throw. `writing`: it answers but takes
+   * no writes (full disk, locked, read-only), which only a write that succeeds can end.
    */
   fail (err: unknown, writing = false): StoreUnavailable {
     if (!this.#down || (this.#writeFailed && !writing)) {

@@ -44,20 +44,11 @@ const INSERT_PLANTS = `WITH batch AS (
   SELECT id FROM inserted`
 
 /**
- * Writes a batch of creates. One statement inserts the whole batch, ids in ascending
- * order: two instances' batches then take their row locks in the same order and cannot
- * deadlock. The ids it did not insert were there already; reading them tells a retry
- * from a conflict. Within the batch the first create of an id is the one inserted, later
- * ones compare with it.
- *
- * Until the first INSERT has committed, an error means nothing was stored, and
- * GroupCommit may write the batch again in halves to isolate a refused plant. After it,
- * it must not: its plants would answer 'unchanged'. The statements that follow (a read,
- * and an INSERT again of plants deleted meanwhile) cannot refuse data with this schema:
- * ON CONFLICT skips a row only after its constraints are checked, and the one check a
- * skipped row escapes, its tag index entry, is a fixed-size hash. Were one to fail
- * anyway, only an outage fails the whole batch; any other error answers the plants not
- * settled yet, and those committed keep their answer.
+ * Writes a batch of creates in one statement, ids ascending so that two instances' batches
+ * lock rows in the same order and cannot deadlock; the ids not inserted are read to tell
+ * a retry from a conflict. Only before the first INSERT commits may an error throw (and
+ * GroupCommit split the batch); after it, errors answer only the plants not yet settled,
+ * and with this schema none should come (ON CONFLICT checks constraints first; the tag index holds a hash).
  */
 export async function createBatch (query: Query, plants: StoredPlant[]): Promise<Array<CreateResult | Error>> {
   const stored = new Map<bigint, StoredPlant | Error>()

@@ -12,12 +12,8 @@ const migrations: string[] = [
    )`,
   // 2: listing by tag pages through an index range, as listing by id does through the key.
   'CREATE INDEX plants_by_tag ON plants (tag, id)',
-  // 3: a btree entry holds at most about 2.7 kB, so a long tag could not be stored at all
-  // (and failed the whole batch it came in). Its md5 is 32 characters whatever its length;
-  // a page by tag compares the tag itself too. Told nothing, the planner would take the
-  // two conditions for independent, estimate a tag's rows at a fraction of their number
-  // and sort them all for every page; the statistics (PostgreSQL 14 and later) tell it
-  // that the tag decides its md5, and it reads a page as a range of the index.
+  // 3: a btree entry holds about 2.7 kB at most, so the index holds the tag's md5; the
+  // statistics tell the planner the tag decides its md5, so a page is an index range.
   `CREATE INDEX plants_by_tag_hash ON plants (md5(tag), id);
    CREATE STATISTICS plants_tag_decides_hash (dependencies) ON tag, md5(tag) FROM plants;
    DROP INDEX plants_by_tag`,

@@ -59,12 +59,9 @@ function tablesAt (version: number): string[] {
 }
 
 /**
- * Refuses another application's database, before anything is written to the file:
- * migrating it would add the plant store's tables to that application's, and switch its
- * file to WAL mode. The store's own files carry its APPLICATION_ID; one without it (0) is
- * the store's if it is new (version 0 and no tables; SQLite's own aside) or holds every
- * table its PRAGMA user_version says it has. Applications number their own schemas in
- * user_version too, so a version alone does not make a file the store's.
+ * Refuses another application's database before anything is written to it. The store's
+ * files carry APPLICATION_ID; one without it is the store's only if new or holding every
+ * table its user_version says (other applications number their schemas there too).
  */
 export function refuseForeign (db: Database.Database): void {
   const id = Number(db.pragma('application_id', { simple: true }))

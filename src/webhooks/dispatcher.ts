@@ -6,52 +6,16 @@ import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/web
 import { monotonicMs } from '../monotonic-clock.ts'
 import { ReceiverBreaker } from './receiver-breaker.ts'
 import type { AttemptResult, Sender } from './sender.ts'
+import { FAILURES_TO_PAUSE, MAX_PAUSE_MS, POLL_INTERVAL_MS, PRUNE_INTERVAL_MS, RETENTION_MS, retryDelay, type DispatcherSettings } from './dispatch-policy.ts'
 import { signingKey } from './signature.ts'
-
-export interface DispatcherSettings {
-  /** Attempts in flight at once for one subscription, in this instance. */
-  concurrency: number
-  /** The attempts a delivery gets before it is failed. */
-  maxAttempts: number
-  /** The first retry waits up to this long; each next one up to twice as long, up to MAX_RETRY_DELAY_MS. */
-  retryBaseMs: number
-  /** How long one attempt may take. */
-  timeoutMs: number
-  /** How long closing waits for the attempts in flight before cutting them off. */
-  closeWaitMs: number
-}
-
-export const MAX_RETRY_DELAY_MS = 60 * 60 * 1000
-// Due deliveries are looked for this often even when nothing announces them: retries
-// come due, and other instances write deliveries this one is not told of.
-const POLL_INTERVAL_MS = 1000
-// Delivered and failed deliveries are kept this long in the delivery log, then deleted.
-export const RETENTION_MS = 7 * 24 * 60 * 60 * 1000
-const PRUNE_INTERVAL_MS = 10 * 60 * 1000
-// A receiver whose attempts fail this many times in a row is paused (ReceiverBreaker):
-// enough that a few errors of a working receiver never pause it.
-const FAILURES_TO_PAUSE = 10
-// A paused receiver is tried again at least this often.
-const MAX_PAUSE_MS = 60 * 1000
 
 /** A subscription as the dispatcher holds it: with its signing key, made once. */
 type Subscribed = StoredSubscription & { key: KeyObject }
 
-/** Full jitter: a random wait up to the exponential step, so that receivers that come back are not hit all at once. */
-export function retryDelay (attemptsMade: number, baseMs: number): number {
-  return Math.random() * Math.min(MAX_RETRY_DELAY_MS, baseMs * 2 ** Math.min(attemptsMade - 1, 40))
-}
-
 /**
- * Delivers what the outbox holds, in the background. Each subscription's due deliveries
- * are claimed (leased, so that one instance at a time attempts each) and attempted, at
- * most `concurrency` at once per subscription: a slow or dead receiver holds up only its
- * own deliveries. As many again are claimed ahead, so that a slot that frees starts its
- * next attempt at once rather than after a claim's commit. Each attempt is recorded:
- * delivered, retried with backoff, or failed after the last attempt. Closing stops
- * claiming, hands back what was claimed ahead, and waits for the attempts in flight, for
- * at most closeWaitMs; what was not attempted stays pending for the next start. A
- * receiver that keeps failing is paused, then probed with one delivery at a time.
+ * Delivers the outbox in the background: due deliveries are leased (one instance attempts
+ * each) and attempted `concurrency` at once per subscription, as many again claimed ahead,
+ * so a dead receiver holds up only its own; one that keeps failing is paused, then probed.
  */
 export class Dispatcher {
   readonly #store: WebhookStore
@@ -80,8 +44,7 @@ export class Dispatcher {
     this.#settings = settings
     this.#log = log
     this.#attemptSeconds = metrics.webhookAttempts
-    // Long enough to wait for a slot (behind one attempt at most), for its own attempt
-    // and for its record; then another instance may take it over.
+    // A wait for a slot, the attempt and its record; then another instance may take it over.
     this.#leaseMs = 3 * settings.timeoutMs + 1000
     this.#breaker = new ReceiverBreaker(FAILURES_TO_PAUSE, settings.retryBaseMs, MAX_PAUSE_MS)
     store.onAnnounced(() => this.wake())
@@ -206,17 +169,13 @@ export class Dispatcher {
   #start (subscription: Subscribed, delivery: DueDelivery): void {
     this.#inFlight.set(subscription.id, (this.#inFlight.get(subscription.id) ?? 0) + 1)
     const attempt = this.#attempt(subscription, delivery, () => this.#freeSlot(subscription))
-      // An attempt that throws is a bug: logged, and its delivery is attempted again once its
-      // lease expires. Unhandled, it ended the process, and every restart's.
+      // A throw is a bug: logged, the delivery retried once its lease expires, the process kept.
       .catch((err: unknown) => { this.#log.error({ err, webhook: subscription.id, delivery: delivery.id }, 'webhooks: an attempt failed unexpectedly; the delivery will be attempted again') })
       .finally(() => this.#attempts.delete(attempt))
     this.#attempts.add(attempt)
   }
 
-  /**
-   * Frees a slot of the subscription and starts its next ready delivery in it; claims
-   * more once half of those claimed ahead are used, if more may be due.
-   */
+  /** Frees a slot and starts the next ready delivery; claims more once half of those claimed ahead are used. */
   #freeSlot (subscription: Subscribed): void {
     const { id } = subscription
     const left = this.#inFlight.get(id)! - 1
@@ -227,13 +186,7 @@ export class Dispatcher {
     if (this.#more.has(id) && this.#readyFor(id).length <= this.#settings.concurrency / 2) this.wake()
   }
 
-  /**
-   * Sends one delivery and records what came of it. The slot is freed once the
-   * receiver's answer is in (its connection free again), before the record: recording
-   * waits for a commit shared with the creates, and holding the slot through it would
-   * cap deliveries at `concurrency` a commit. The lease keeps the delivery from being
-   * claimed again meanwhile.
-   */
+  /** Sends one delivery and records it; the slot is freed before the record (a shared commit), the lease guarding it. */
   async #attempt (subscription: Subscribed, delivery: DueDelivery, sent: () => void): Promise<void> {
     const started = performance.now()
     let pauseMs: number | undefined
@@ -269,10 +222,7 @@ export class Dispatcher {
     return undefined
   }
 
-  /**
-   * Holds a failing receiver's deliveries for `pauseMs`, then tries one: those claimed
-   * ahead are handed back, since their leases could run out while they wait.
-   */
+  /** Holds a failing receiver's deliveries for `pauseMs`, then tries one; those claimed ahead go back (their leases could expire). */
   async #pause (subscription: Subscribed, pauseMs: number): Promise<void> {
     this.#log.warn({ webhook: subscription.id, pauseMs }, `webhook receiver keeps failing; its deliveries wait ${pauseMs} ms, then one is tried alone`)
     this.#after(pauseMs, () => this.wake())

@@ -3,7 +3,8 @@ import fp from 'fastify-plugin'
 import type { WebhookStore } from '../store/webhooks.ts'
 import { AddressPolicy } from './address-policy.ts'
 import type { Resolve } from './resolver.ts'
-import { Dispatcher, type DispatcherSettings } from './dispatcher.ts'
+import type { DispatcherSettings } from './dispatch-policy.ts'
+import { Dispatcher } from './dispatcher.ts'
 import webhookRoutes from './routes.ts'
 import { Sender } from './sender.ts'
 
@@ -20,11 +21,8 @@ export interface WebhooksOptions {
 }
 
 /**
- * The webhooks module: the subscription routes, and the dispatcher that delivers what
- * the store's outbox holds from the moment the app is ready until it closes. Given its
- * store by the plants module, whose creates write the deliveries. Wrapped with
- * fastify-plugin only to declare what it needs of the app (`encapsulate` keeps its
- * routes and hooks its own).
+ * The webhooks module: the subscription routes, and the dispatcher that delivers the
+ * outbox (written by the plants module's creates) from ready until close.
  */
 async function webhooks (app: FastifyInstance, { store, settings, resolve }: WebhooksOptions): Promise<void> {
   const policy = new AddressPolicy(settings.allowPrivate, resolve)

@@ -14,11 +14,8 @@ export class ReceiveBudgetExceeded extends Error {
 }
 
 /**
- * Cuts a connection to a receiver that sends more than BYTES_PER_SWEEP between two
- * sweeps. undici parses some of what a receiver sends without telling anyone: a reason
- * phrase that never ends, or a chunk extension, held a core for the attempt's whole
- * deadline, gigabytes of it. Counted from the socket's own tally, read every SWEEP_MS
- * while any connection is open.
+ * Cuts a connection to a receiver that sends more than BYTES_PER_SWEEP between two sweeps:
+ * undici parses some input unseen (an endless reason phrase, chunk extensions), which held a core.
  */
 export class ReceiveBudget {
   readonly #counted = new Map<Socket, number>()

@@ -10,13 +10,9 @@ interface Failing {
 }
 
 /**
- * Per subscription, whether its receiver keeps failing (a circuit breaker). After
- * `threshold` failed attempts in a row, a subscription's deliveries wait `baseMs`, then
- * one is tried alone; while that one fails, the wait doubles up to `maxMs`. Any delivery
- * that succeeds ends it. A receiver that is down is probed, not hammered: without this,
- * every delivery kept being attempted on its own schedule, each attempt a new connection
- * and a log line, and a dead receiver took most of the service's CPU (README, Webhooks).
- * Timed on the monotonic clock (monotonicMs).
+ * A circuit breaker per subscription: after `threshold` failures in a row its deliveries
+ * wait `baseMs` (doubling to `maxMs`), then one is tried alone; a success ends it. A dead
+ * receiver is probed, not hammered with a connection and a log line per delivery.
  */
 export class ReceiverBreaker {
   readonly #threshold: number

@@ -12,15 +12,9 @@ const QUERY_TRIES = 2
 const LOOPBACK: LookupAddress[] = [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]
 
 /**
- * Webhook host names, resolved by the name servers of /etc/resolv.conf through c-ares,
- * on the event loop. Node's `dns.lookup` calls getaddrinfo(3) on libuv's thread pool
- * instead, where a name whose name servers are silent holds a thread for glibc's
- * timeouts (10 s by default), and libuv runs at most two lookups at once: one receiver's
- * dead DNS queued every other receiver's names, and every subscription's, behind its
- * own. Here every query is on its own and ends at its own timeout.
- *
- * IPv4 addresses come first. /etc/hosts is not read, as c-ares's queries do not read
- * it; localhost and its subdomains are loopback, as RFC 6761 has them.
+ * Webhook host names resolved through c-ares on the event loop, not `dns.lookup` on the
+ * thread pool, where one receiver's silent name servers queued every other lookup.
+ * IPv4 first; /etc/hosts is not read, but localhost and its subdomains are loopback (RFC 6761).
  */
 export function systemResolver (): Resolve {
   const resolver = new Resolver({ timeout: QUERY_TIMEOUT_MS, tries: QUERY_TRIES })

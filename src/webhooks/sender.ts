@@ -38,17 +38,10 @@ const MAX_ERROR_LENGTH = 200
 class TimedOut extends Error {}
 
 /**
- * Makes one delivery attempt: a signed POST of the payload. A 2xx status within the
- * timeout acknowledges it; anything else, a redirect included (never followed), does
- * not. Connections are kept alive and reused: undici takes about half the CPU of
- * `node:http` for an attempt, and its `dispatch` a quarter less again than its `request`,
- * which makes a stream and an abort signal of every answer (see AttemptHandler). An
- * attempt ends once its answer is drained (or dropped), so that it holds its connection
- * until it can be used again: the attempts a subscription has in flight bound the
- * connections it holds. Every new connection is made only to an address the policy
- * allows: a name is resolved through the policy's lookup, an address written in the URL
- * is checked before connecting, and the address actually connected to is checked again
- * before the request is written.
+ * Makes one delivery attempt, a signed POST: only a 2xx within the timeout acknowledges it
+ * (redirects are never followed). An attempt holds its kept-alive connection until its
+ * answer is drained, so attempts in flight bound the connections; every connection is
+ * checked against the policy, the address actually connected to included.
  */
 export class Sender {
   readonly #policy: AddressPolicy
@@ -135,15 +128,9 @@ export class Sender {
 }
 
 /**
- * One attempt's side of undici's dispatch: the status decides the outcome, which is told
- * once the answer's body is drained (dropping the connection past MAX_ANSWER_BYTES or
- * MAX_ANSWER_PIECES), never read. Told at the status, it freed the attempt's slot while
- * its connection was still draining: the next attempt opened another, and a receiver that
- * answered 200 and then sent its body slowly, or not at all, had the service open a
- * connection for every delivery until no file was left. The deadline covers the status
- * and draining the body. undici cannot be told to abort before it starts the request:
- * connecting has the connector's own timeout, the same one, and should the deadline pass
- * while a connection is being made, the attempt is aborted as it starts.
+ * One attempt's side of undici's dispatch: the status decides the outcome, told only once
+ * the body is drained (or the connection dropped past MAX_ANSWER_BYTES or MAX_ANSWER_PIECES),
+ * so a slow body never frees a slot while its connection is busy. The deadline covers both.
  */
 class AttemptHandler implements Dispatcher.DispatchHandler {
   readonly #resolve: (result: AttemptResult) => void
@@ -168,6 +155,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
 
   onRequestStart (controller: Dispatcher.DispatchController): void {
     this.#controller = controller
+    // undici cannot abort before the request starts: a deadline passed while connecting ends it here.
     if (this.#timedOut) controller.abort(new TimedOut())
   }
 
