@@ -1,52 +1,25 @@
-import { hostname } from 'node:os'
 import type { FastifyServerOptions } from 'fastify'
 import { stdSerializers } from 'pino'
-import { LogOutput } from './log-output.ts'
+import { logOutput, type LogOutput } from './log-output.ts'
 
 const REDACTED = '[redacted]'
 
-// Lines are written in blocks of about this many bytes, and at least this often: one
-// write a block instead of one a line, and a line at most a tenth of a second late.
-const BLOCK_BYTES = 4096
+// Lines go out in blocks of 4 KiB and within 100 ms; past 16 MiB waiting (an output that
+// stopped reading), new lines are dropped rather than taking the service's memory.
 export const FLUSH_MS = 100
-// Past this much waiting to be written (an output that stopped reading), lines are
-// dropped rather than held: the log cannot take the service's memory.
-const MAX_WAITING_BYTES = 16 * 1024 * 1024
+export const OUTPUT_SIZES = { minLength: 4096, periodicFlush: FLUSH_MS, maxLength: 16 * 1024 * 1024, maxWrite: 1024 * 1024 }
 
+// Standard output, one per process, shared by every app.
 let standardOutput: LogOutput | undefined
 
-/**
- * Standard output, written asynchronously: a line never waits for the write, and what
- * is waiting is written at exit, whatever ends the process but SIGKILL (a SIGTERM's
- * shutdown exits; pino flushes before a fatal line's exit). One per process, shared by
- * every app.
- */
-function output (): LogOutput {
-  if (standardOutput === undefined) {
-    const stdout = new LogOutput(1, { blockBytes: BLOCK_BYTES, flushMs: FLUSH_MS, maxWaitingBytes: MAX_WAITING_BYTES, droppedLine })
-    process.on('exit', () => { stdout.flushSync() })
-    standardOutput = stdout
-  }
-  return standardOutput
-}
-
-/** Where lines are missing, a warning in pino's shape says how many: a gap in the log is never silent. */
-function droppedLine (count: number): string {
-  const msg = `${count} log lines dropped: standard output did not take them in time`
-  return JSON.stringify({ level: 40, time: new Date().toISOString(), pid: process.pid, hostname: hostname(), dropped: count, msg }) + '\n'
-}
-
-/** Writes out the log's waiting lines: a graceful shutdown awaits it before it exits. */
+/** Writes out the write in flight: a graceful shutdown awaits it, and exit writes the rest. */
 export async function flushLog (): Promise<void> {
   await standardOutput?.flush()
 }
 
 let lastMs = -1
 let lastTime = ''
-/**
- * ISO 8601 in UTC: read by a person and by any log tool without converting epoch
- * milliseconds. Formatted once per millisecond: under load, many lines share one.
- */
+/** ISO 8601 in UTC, readable by a person and any log tool; formatted once a millisecond, as many lines share one. */
 function isoTime (): string {
   const now = Date.now()
   if (now !== lastMs) {
@@ -57,20 +30,18 @@ function isoTime (): string {
 }
 
 /**
- * pino through Fastify: JSON lines for machines, pretty lines only for a person at a
- * terminal. `secrets` (the tokens, the database password) are cut out of every logged
- * error, whatever wrote them into it: a driver's message, a stack, a cause.
+ * pino through Fastify: JSON lines, pretty only at a terminal. `secrets` (tokens, the
+ * database password) are cut out of every logged error, whoever wrote them into it.
  */
 export function loggerOptions (level: string, secrets: string[]): FastifyServerOptions['logger'] {
   const scrub = scrubber(secrets)
   return {
     level,
     timestamp: isoTime,
-    // The request serializer does not log headers; this keeps a token out of any
-    // line that logs them anyway.
+    // The request serializer logs no headers; this keeps a token out of a line that does.
     redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: REDACTED },
     serializers: { err: (err: Error) => scrub(stdSerializers.err(err)) },
-    ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : { stream: output() })
+    ...(process.stdout.isTTY ? { transport: { target: 'pino-pretty' } } : { stream: (standardOutput ??= logOutput(1, OUTPUT_SIZES)).stream })
   }
 }
 

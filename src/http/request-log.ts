@@ -2,20 +2,14 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /**
-     * A route called over and over by machines (health checks, metrics scrapes, the
-     * docs): its successes are logged at debug, its failures at info like any other.
-     */
+    /** A route machines call over and over (health, metrics, docs): successes at debug, failures at info. */
     quietLog?: boolean
   }
 }
 
 /**
- * One line per completed request instead of Fastify's two (incoming + completed):
- * half the logging cost, and what an operator needs in one place. The request's
- * logger already carries its reqId; no headers are logged, so no token either (nor one
- * sent in the URL): a request that presented a known token names it (`token`, its name
- * in the tokens file).
+ * One line per completed request instead of Fastify's two: what an operator needs in one
+ * place. No headers, so no token: a known token is named (`token`, its name in the tokens file).
  */
 export class RequestLog extends LogController {
   override incomingRequest (): void {}
@@ -29,9 +23,7 @@ export class RequestLog extends LogController {
   }
 }
 
-// RFC 6750 lets a client send its token as this query parameter. The service takes tokens
-// from the Authorization header only (such a request is a 401), but a client may still
-// send one there, and the URL is logged.
+// RFC 6750 lets a client send its token in the query; the service refuses it there, but logs the URL.
 const TOKEN_PARAMETER = 'access_token='
 
 /** The URL as logged: every access_token parameter's value cut out. */

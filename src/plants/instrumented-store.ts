@@ -8,10 +8,10 @@ export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
     const started = performance.now()
     try {
       const result = await work
-      histogram.observe([operation, outcome(result)], (performance.now() - started) / 1000)
+      histogram.observe({ operation, outcome: outcome(result) }, (performance.now() - started) / 1000)
       return result
     } catch (err) {
-      histogram.observe([operation, 'error'], (performance.now() - started) / 1000)
+      histogram.observe({ operation, outcome: 'error' }, (performance.now() - started) / 1000)
       throw err
     }
   }

@@ -21,7 +21,7 @@ async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes
     log: app.log,
     maxBatch,
     maxQueueBytes,
-    onBatch: (size) => app.metrics.commitBatches.observe([], size)
+    onBatch: (size) => app.metrics.commitBatches.observe(size)
   }), app.metrics)
   app.readiness.add('store', async () => await store.ping())
   app.addHook('onClose', async () => await store.close())

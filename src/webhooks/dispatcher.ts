@@ -1,6 +1,5 @@
 import type { KeyObject } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Histogram } from '../plugins/histogram.ts'
 import type { Metrics } from '../plugins/metrics.ts'
 import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.ts'
 import { monotonicMs } from '../monotonic-clock.ts'
@@ -22,7 +21,7 @@ export class Dispatcher {
   readonly #sender: Sender
   readonly #settings: DispatcherSettings
   readonly #log: FastifyBaseLogger
-  readonly #attemptSeconds: Histogram
+  readonly #attemptSeconds: Metrics['webhookAttempts']
   readonly #leaseMs: number
   readonly #breaker: ReceiverBreaker
   #subscriptions: Subscribed[] = []
@@ -199,7 +198,7 @@ export class Dispatcher {
       ? undefined
       : Math.round(retryDelay(attempts, this.#settings.retryBaseMs))
     const outcome = result.delivered ? 'delivered' : retryInMs === undefined ? 'failed' : 'retried'
-    this.#attemptSeconds.observe([outcome], (performance.now() - started) / 1000)
+    this.#attemptSeconds.observe({ outcome }, (performance.now() - started) / 1000)
     const details = { webhook: subscription.id, delivery: delivery.id, attempt: attempts, statusCode: result.statusCode, error: result.error }
     if (result.delivered) this.#log.debug(details, 'webhook delivered')
     else if (retryInMs === undefined) this.#log.warn(details, `webhook delivery failed after ${attempts} attempts; it stays failed until retried`)
