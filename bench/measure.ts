@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Pool } from 'undici'
-import { freePort } from '../scripts/free-port.ts'
+import { freePort } from '../test/helpers/free-port.ts'
 import { createPlant, fail, ROOT, settings, type Build, type RequestSpec, type Scenario } from './scenarios.ts'
 
 export const TOKEN = `bench-${randomBytes(12).toString('base64url')}`

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
+import { postgresUnavailable, startPostgres } from '../test/helpers/postgres-cluster.ts'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 

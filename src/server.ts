@@ -1,14 +1,14 @@
 // First: a Node too old to run the service is refused before anything else loads, and
 // then SIGHUP no longer ends the process.
-import './supported-node.ts'
-import { onReload } from './reload-signal.ts'
+import './process/supported-node.ts'
+import { onReload } from './process/reload-signal.ts'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.ts'
 import { loadConfig } from './config.ts'
-import { flushLog } from './logger.ts'
-import { startLine } from './start-line.ts'
+import { flushLog } from './log/logger.ts'
+import { startLine } from './process/start-line.ts'
 import { devToken, devTokenFile } from './tokens/dev-token.ts'
 
 function cannotStart (err: unknown): never {

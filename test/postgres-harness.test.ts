@@ -1,5 +1,5 @@
 import t from 'tap'
-import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
+import { postgresUnavailable, startPostgres } from './helpers/postgres-cluster.ts'
 import { pgClient } from './helpers/postgres.ts'
 
 const BIG = '9223372036854775807' // 2^63 - 1: a double would round it to ...808

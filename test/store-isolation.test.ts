@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import t from 'tap'
 import type { Test } from 'tap'
 import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
-import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
+import { postgresUnavailable, startPostgres } from './helpers/postgres-cluster.ts'
 import { pgClient } from './helpers/postgres.ts'
 
 const ORDINARY = 60

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { postgresUnavailable, startPostgres } from '../scripts/postgres-cluster.ts'
+import { postgresUnavailable, startPostgres } from './helpers/postgres-cluster.ts'
 import { storeSuite } from './helpers/store-suite.ts'
 
 t.test('the store suite on PostgreSQL', { skip: postgresUnavailable() }, async (t) => {

@@ -1,5 +1,5 @@
 import { normalizeIP } from '@fastify/rate-limit'
-import { monotonicMs } from '../monotonic-clock.ts'
+import { monotonicMs } from '../process/clock.ts'
 
 // Past this many addresses, ended windows are swept and then the oldest dropped: a flood of addresses stays bounded.
 const MAX_TRACKED = 100_000

@@ -2,7 +2,7 @@ import { getHeapStatistics } from 'node:v8'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Overloaded, withHeaders } from '../http/errors.ts'
-import { monotonicMs } from '../monotonic-clock.ts'
+import { monotonicMs } from '../process/clock.ts'
 
 export interface OverloadLimits {
   /** The event loop's longest delay in the last sample, in ms, past which requests are refused; 0: no check. */

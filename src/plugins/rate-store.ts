@@ -1,5 +1,5 @@
 import type { FastifyRateLimitStore } from '@fastify/rate-limit'
-import { monotonicMs } from '../monotonic-clock.ts'
+import { monotonicMs } from '../process/clock.ts'
 
 interface Window { startsAt: number, current: number }
 

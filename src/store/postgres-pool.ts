@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { monotonicMs } from '../monotonic-clock.ts'
+import { monotonicMs } from '../process/clock.ts'
 import { StoreBusy, StoreUnavailable } from './errors.ts'
 import type { Outage } from './outage.ts'
 import { CONNECT_TIMEOUT_MS, connectionEnded, neverRan, noConnectionSlot, poolConfig, poolExhausted, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.ts'

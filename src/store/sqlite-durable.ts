@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type Database from 'better-sqlite3'
-import { monotonicMs } from '../monotonic-clock.ts'
+import { monotonicMs } from '../process/clock.ts'
 import { codeOf, PlantRejected } from './errors.ts'
 import { FileIdentity } from './file-identity.ts'
 import { GroupCommit } from './group-commit.ts'

@@ -1,4 +1,4 @@
-import { monotonicMs } from '../monotonic-clock.ts'
+import { monotonicMs } from '../process/clock.ts'
 
 interface Failing {
   /** Attempts failed in a row. */

@@ -7,7 +7,7 @@
  */
 import { ftruncateSync, openSync, readFileSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { logOutput } from '../../src/log-output.ts'
+import { logOutput } from '../../src/log/output.ts'
 
 // Node ignores the signal a write past the limit sends, but tap's process tracking
 // would raise it again and kill the process: a listener of our own stops that.

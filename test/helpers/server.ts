@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
-import { FLUSH_MS } from '../../src/logger.ts'
+import { FLUSH_MS } from '../../src/log/logger.ts'
 import { TOKEN } from './app.ts'
 import { retryUntil } from './wait.ts'
 

@@ -1,0 +1,387 @@
+import { execFile } from 'node:child_process'
+import { existsSync, readdirSync, rmSync } from 'node:fs'
+import { chmod, open, readFile, writeFile } from 'node:fs/promises'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { promisify } from 'node:util'
+import Database from 'better-sqlite3'
+import { pino } from 'pino'
+import t from 'tap'
+import { buildApp } from '../../src/app.ts'
+import { loadConfig } from '../../src/config.ts'
+import { APPLICATION_ID, SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts'
+import { SqliteStore } from '../../src/store/sqlite.ts'
+import { AUTH, assertError, postPlant, testApp, TOKEN } from '../helpers/app.ts'
+import { errorLines, failedStart, logsArrived, startServer, waitForLine } from '../helpers/server.ts'
+
+const execFileAsync = promisify(execFile)
+
+t.test('plants survive a restart on the same file, ids beyond 2^53 distinct', async (t) => {
+  const url = `sqlite:${t.testdir()}/plants.db`
+  const first = await testApp(t, { DATABASE_URL: url })
+  t.equal((await postPlant(first, '{"id":9007199254740992,"name":"a"}')).statusCode, 200)
+  t.equal((await postPlant(first, '{"id":9007199254740993,"name":"b","tag":"t"}')).statusCode, 200)
+  await first.close()
+
+  const second = await testApp(t, { DATABASE_URL: url })
+  t.equal((await postPlant(second, '{"id":9007199254740993,"name":"b","tag":"t"}')).statusCode, 200, 'retry after restart')
+  assertError(t, await postPlant(second, '{"id":9007199254740992,"name":"b"}'), 409)
+  assertError(t, await postPlant(second, '{"id":9007199254740993,"name":"a"}'), 409)
+  t.equal((await second.inject({ url: '/plants', headers: AUTH })).body,
+    '[{"id":9007199254740992,"name":"a"},{"id":9007199254740993,"name":"b","tag":"t"}]')
+  t.equal((await second.inject({ method: 'DELETE', url: '/plants/9007199254740992', headers: AUTH })).statusCode, 204)
+  await second.close()
+
+  const third = await testApp(t, { DATABASE_URL: url })
+  assertError(t, await third.inject({ url: '/plants/9007199254740992', headers: AUTH }), 404, 'the delete survived too')
+})
+
+t.test('the folder of the file is created, and the schema version is recorded', async (t) => {
+  const path = `${t.testdir()}/nested/deeper/plants.db`
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${path}` })
+  t.equal((await postPlant(app, { id: 1, name: 'a' })).statusCode, 200)
+  await app.close()
+  const db = new Database(path, { readonly: true })
+  t.teardown(() => db.close())
+  t.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION)
+  t.equal(db.pragma('application_id', { simple: true }), APPLICATION_ID, "the file is marked the plant store's")
+  t.equal(db.pragma('journal_mode', { simple: true }), 'wal')
+})
+
+t.test('nothing is answered before it is on disk: a read, a conflict or a 404 that saw a write never comes before the write is acknowledged', async (t) => {
+  // The WAL is synced off the event loop after each commit, so a commit is visible to
+  // reads before it is durable; every answer that saw it must wait for the sync. Each
+  // round races a write with requests sent every event-loop turn until they see it.
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${t.testdir()}/plants.db` })
+  const seen = async (write: Promise<unknown>, probe: () => Promise<boolean>): Promise<boolean> => {
+    let acknowledged = false
+    const watched = write.then(() => { acknowledged = true })
+    while (!(await probe())) await new Promise(setImmediate)
+    // Answers that leave in the same event-loop turn count as together.
+    await new Promise(setImmediate)
+    const inOrder = acknowledged
+    await watched
+    return inOrder
+  }
+  let early = 0
+  for (let id = 1; id <= 40; id++) {
+    const create = postPlant(app, { id, name: 'a' })
+    if (!await seen(create, async () => (await app.inject({ url: `/plants/${id}`, headers: AUTH })).statusCode === 200)) early++
+    await create
+    const created = postPlant(app, { id: 1000 + id, name: 'a' })
+    if (!await seen(created, async () => (await postPlant(app, { id: 1000 + id, name: 'b' })).statusCode === 409)) early++
+    await created
+    const deleted = app.inject({ method: 'DELETE', url: `/plants/${id}`, headers: AUTH })
+    if (!await seen(deleted, async () => !(await app.inject({ url: '/plants?limit=100', headers: AUTH })).body.includes(`"id":${id},`))) early++
+    t.equal((await deleted).statusCode, 204)
+  }
+  t.equal(early, 0, 'no answer came before the write it saw was acknowledged')
+})
+
+t.test('a file the service cannot use stops the start with a clear message', async (t) => {
+  const dir = t.testdir({ 'garbage.db': 'this is not a database, just text '.repeat(200) })
+  const start = async (url: string) => await buildApp(loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: url }))
+  await t.rejects(start(`sqlite:${dir}/garbage.db`), /not a database/)
+  await writeFile(`${dir}/a-file`, '')
+  await t.rejects(start(`sqlite:${dir}/a-file/plants.db`), /EEXIST|ENOTDIR|not a directory/)
+
+  const newer = new Database(`${dir}/newer.db`)
+  newer.pragma(`application_id = ${APPLICATION_ID}`)
+  newer.pragma('user_version = 99')
+  newer.close()
+  await t.rejects(start(`sqlite:${dir}/newer.db`), /schema version 99, newer than/)
+  // SQLite's own words named no file; a device got a journal beside it (/dev/null-journal).
+  await execFileAsync('mkfifo', [`${dir}/pipe`])
+  for (const path of [dir, `${dir}/pipe`]) {
+    await t.rejects(start(`sqlite:${path}`), { message: `DATABASE_URL sqlite:${path} cannot be used: it is not a regular file` })
+  }
+  t.equal(existsSync(`${dir}/pipe-journal`), false, 'nothing written beside it')
+})
+
+t.test('a database file the service cannot write stops the start, naming DATABASE_URL; once writable, it starts with what it held', async (t) => {
+  // As a file owned by another user is to the service; root writes whatever the mode
+  // says, but not a file marked immutable.
+  const root = process.getuid?.() === 0
+  // A run killed before its teardown left the file immutable, and its folder could not
+  // be made again.
+  if (root && existsSync(t.testdirName)) await execFileAsync('chattr', ['-R', '-i', t.testdirName])
+  const file = `${t.testdir()}/plants.db`
+  const first = await testApp(t, { DATABASE_URL: `sqlite:${file}` })
+  t.equal((await postPlant(first, { id: 1, name: 'Fern' })).statusCode, 200)
+  await first.close()
+  let locked = false
+  const writable = async (yes: boolean): Promise<void> => {
+    if (root) await execFileAsync('chattr', [yes ? '-i' : '+i', file])
+    else await chmod(file, yes ? 0o644 : 0o444)
+    locked = !yes
+  }
+  await writable(false)
+  // Else the test's folder could not be removed.
+  t.teardown(async () => { if (locked) await writable(true) })
+  // Before, it started ready (/health/ready 200) and answered every create 503.
+  const { code, stderr } = await failedStart({ API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${file}` })
+  t.equal(code, 1)
+  t.equal(stderr, `plant-store: cannot start: DATABASE_URL sqlite:${file} cannot be used: it is read-only to the service ` +
+    '(its owner or mode, an immutable attribute, a read-only mount?): no plant could be stored\n')
+  await writable(true)
+  const again = await testApp(t, { DATABASE_URL: `sqlite:${file}` })
+  t.equal((await again.inject({ url: '/plants/1', headers: AUTH })).statusCode, 200)
+})
+
+t.test("another application's database is refused at start and left untouched; an empty file is taken", async (t) => {
+  const dir = t.testdir({ 'empty.db': '' })
+  const file = `${dir}/other.db`
+  const other = new Database(file)
+  // PRAGMA user_version 0, as most applications leave it; sqlite_sequence is SQLite's.
+  other.exec(`CREATE TABLE invoices (id INTEGER PRIMARY KEY AUTOINCREMENT, total REAL);
+    CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT);
+    CREATE TABLE orders (id INTEGER PRIMARY KEY);
+    CREATE VIEW unpaid AS SELECT id FROM invoices;
+    INSERT INTO invoices (total) VALUES (9.5)`)
+  other.close()
+  const before = await readFile(file)
+  // Before, the service added its tables to these, switched the file to WAL and started.
+  const { code, stderr } = await failedStart({ API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${file}` })
+  t.equal(code, 1)
+  t.equal(stderr, `plant-store: cannot start: DATABASE_URL sqlite:${file} cannot be used: it holds tables that are not ` +
+    "the plant store's (customers, invoices, orders and 1 more) and was left untouched: name a new file, or the plant store's own\n")
+  t.same(await readFile(file), before, 'not a byte of it changed')
+  t.same(readdirSync(dir).sort(), ['empty.db', 'other.db'], 'nothing written beside it')
+
+  // A file of no bytes is a new database, as SQLite makes one.
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${dir}/empty.db` })
+  t.equal((await postPlant(app, { id: 1, name: 'Fern' })).statusCode, 200)
+})
+
+t.test("an application's database that numbers its schema, or marks the file as its own, is refused and left untouched", async (t) => {
+  const dir = t.testdir()
+  const start = async (file: string) => await buildApp(loadConfig({ API_TOKENS: TOKEN, LOG_LEVEL: 'silent', DATABASE_URL: `sqlite:${file}` }))
+  const refused = async (name: string, sql: string, message: RegExp): Promise<void> => {
+    const file = `${dir}/${name}.db`
+    const other = new Database(file)
+    other.exec(sql)
+    other.close()
+    const before = await readFile(file)
+    await t.rejects(start(file), { message }, name)
+    t.same(await readFile(file), before, `${name}: not a byte of it changed`)
+  }
+  // Before, each of the first two was migrated: the plant store's tables added, the file switched to WAL.
+  await refused('numbered', 'CREATE TABLE customers (id INTEGER PRIMARY KEY); CREATE TABLE invoices (id INTEGER PRIMARY KEY); PRAGMA user_version = 2',
+    /it holds tables that are not the plant store's \(customers, invoices\) and was left untouched/)
+  await refused('numbered-empty', 'PRAGMA user_version = 1',
+    /it is at schema version 1 \(PRAGMA user_version\) without the plant store's tables of that version \(plants\) and was left untouched/)
+  // A GeoPackage, say, marks its files "GPKG".
+  await refused('marked', 'PRAGMA application_id = 1196444487',
+    /its PRAGMA application_id is 0x47504b47, not the plant store's, and was left untouched/)
+  await refused('numbered-beyond', 'CREATE TABLE plants (id INTEGER PRIMARY KEY); PRAGMA user_version = 99',
+    /without the plant store's tables of that version \(webhooks, webhook_deliveries\)/)
+  t.same(readdirSync(dir).sort(), ['marked.db', 'numbered-beyond.db', 'numbered-empty.db', 'numbered.db'], 'nothing written beside them')
+})
+
+t.test('a file the plant store made before it marked its files is taken, upgraded and marked', async (t) => {
+  const dir = t.testdir()
+  for (const version of [2, SCHEMA_VERSION]) {
+    const file = `${dir}/v${version}.db`
+    const first = await testApp(t, { DATABASE_URL: `sqlite:${file}` })
+    t.equal((await postPlant(first, { id: 1, name: 'Fern' })).statusCode, 200)
+    await first.close()
+    const old = new Database(file)
+    // Version 2 had no webhooks.
+    if (version === 2) old.exec('DROP TABLE webhook_deliveries; DROP TABLE webhooks; PRAGMA user_version = 2')
+    old.pragma('application_id = 0')
+    old.close()
+
+    const app = await testApp(t, { DATABASE_URL: `sqlite:${file}` })
+    t.equal((await app.inject({ url: '/plants/1', headers: AUTH })).body, '{"id":1,"name":"Fern"}', `version ${version}: its plant is served`)
+    t.equal((await app.inject({ url: '/webhooks', headers: AUTH })).statusCode, 200, `version ${version}: webhooks too`)
+    await app.close()
+    const db = new Database(file, { readonly: true })
+    t.same([db.pragma('user_version', { simple: true }), db.pragma('application_id', { simple: true })], [SCHEMA_VERSION, APPLICATION_ID], `version ${version}: upgraded and marked`)
+    db.close()
+  }
+})
+
+t.test('a locked database answers 503 to writes, logs it once while reads go on, and recovers by itself', async (t) => {
+  const path = `${t.testdir()}/plants.db`
+  const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${path}` })
+  const post = async (id: number) => await server.request('POST', '/plants', { body: { id, name: `p${id}` } })
+  t.equal((await post(1)).statusCode, 200)
+
+  const locker = new Database(path)
+  t.teardown(() => locker.close())
+  locker.exec('BEGIN IMMEDIATE') // holds the write lock, as another writer would
+  for (const id of [2, 3, 4]) {
+    const res = await post(id)
+    t.equal(res.statusCode, 503, `create ${id} while locked`)
+    t.same(res.json(), { error: 503, message: 'the plant store is unavailable right now; retry after the delay in Retry-After', code: 'store_unavailable' })
+    // Reads still work, and say nothing of whether writes do.
+    t.equal((await server.request('GET', '/plants/1')).statusCode, 200, `a read after create ${id}`)
+    t.equal((await server.request('GET', '/health/ready')).statusCode, 200)
+  }
+  // A create waits for the lock off the event loop: a read sent while it waits is
+  // answered first. SQLite's own busy timeout held every request for the whole wait.
+  const answered: string[] = []
+  const create = post(5).then((res) => { answered.push('create'); return res })
+  await sleep(30)
+  const read = server.request('GET', '/plants/1').then((res) => { answered.push('read'); return res })
+  t.equal((await read).statusCode, 200)
+  t.equal((await create).statusCode, 503)
+  t.same(answered, ['read', 'create'], 'a read is not held behind a write waiting for the lock')
+  t.notOk(server.stdout.some((line) => line.includes('available again')), 'no read ends the outage')
+  locker.exec('COMMIT')
+  t.equal((await post(2)).statusCode, 200, 'recovered once the lock is gone')
+  await waitForLine(server.stdout, /available again/)
+  t.equal(server.stdout.filter((line) => line.includes('store takes no writes')).length, 1, 'the outage is logged once')
+  const logged = JSON.parse(server.stdout.find((line) => line.includes('store takes no writes'))!)
+  t.match(logged.err.message, /locked|busy/i, 'with its cause')
+})
+
+t.test('a disk that takes no more: writes answer 503 while reads go on, logged once; once it takes writes again, nothing answered 200 is lost and nothing answered 503 was kept', async (t) => {
+  const url = `sqlite:${t.testdir()}/plants.db`
+  // The process may write no file past 1 MiB, as a full disk or a quota would have it:
+  // the WAL cannot grow, and the first commit that needs it to fails.
+  const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url }, { fileBytes: 1 << 20 })
+  const pid = String(server.child.pid)
+  const lift = async () => await execFileAsync('prlimit', ['--pid', pid, '--fsize=unlimited'])
+  // Whatever happens here, the process writes its coverage at exit without a limit.
+  t.teardown(async () => { await lift().catch(() => {}) })
+  const name = (id: number) => `${id}`.padEnd(1000, '~')
+  const post = async (id: number) => await server.request('POST', '/plants', { body: { id, name: name(id) } })
+
+  const kept: number[] = []
+  const refused: number[] = []
+  const create = async (id: number) => {
+    const res = await post(id)
+    if (res.statusCode === 200) {
+      kept.push(id)
+    } else {
+      assertError(t, res, 503, 'store_unavailable')
+      refused.push(id)
+    }
+  }
+  // 16 at a time, sharing commits as concurrent clients do, until a commit fails; then
+  // one at a time (a smaller commit may still fit) until even one plant does not, after
+  // which none does: a failed commit leaves the WAL as it was, and each plant is the
+  // size of the last.
+  let next = 1
+  for (; refused.length === 0 && next < 4000; next += 16) {
+    await Promise.all(Array.from({ length: 16 }, async (_, i) => await create(next + i)))
+  }
+  t.ok(kept.length > 100, `${kept.length} plants were kept before the disk took no more`)
+  for (let tried = 0; tried < 100; tried++) {
+    await create(next++)
+    if (refused.at(-1) === next - 1) break
+  }
+  t.equal(refused.at(-1), next - 1, 'the disk takes no more, not even one plant')
+  const lines = (text: string) => server.stdout.filter((line) => line.includes(text)).length
+  await logsArrived()
+  // A commit that failed before a smaller one fitted is an outage of its own, over when it fitted.
+  t.equal(lines('store takes no writes'), lines('store is available again') + 1, 'each outage is logged once, as it begins')
+  const logged = lines('store takes no writes')
+  for (const id of [next, next + 1, next + 2]) {
+    await create(id)
+    t.equal(refused.at(-1), id, `create ${id} is refused`)
+    t.equal((await server.request('GET', `/plants/${kept[0]}`)).statusCode, 200, `a read after create ${id}`)
+    t.equal((await server.request('GET', '/plants?limit=10')).statusCode, 200, `a page after create ${id}`)
+    t.equal((await server.request('GET', '/health/ready')).statusCode, 200)
+  }
+  await logsArrived()
+  const outages = server.stdout.filter((line) => line.includes('store takes no writes'))
+  t.equal(outages.length, logged, 'the refused creates and the reads log no other outage')
+  t.match(JSON.parse(outages.at(-1)!).err.code, /^SQLITE_(FULL|IOERR)/, 'the outage is logged with its cause')
+
+  const recovered = lines('store is available again')
+  await lift()
+  await create(next + 3)
+  t.equal(kept.at(-1), next + 3, 'a create once the disk takes writes again')
+  await logsArrived()
+  t.equal(lines('store is available again'), recovered + 1, 'which ends the outage, logged once')
+  t.same(errorLines(server.stdout).filter((line) => !line.includes('store takes no writes')), [], 'nothing else went wrong: no 500')
+
+  // On the same file after a restart: every plant answered 200, and no plant answered 503.
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0, 'a graceful stop')
+  const restarted = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url })
+  const page = await restarted.request('GET', '/plants?limit=1000')
+  t.equal(page.statusCode, 200)
+  const stored = new Map(page.json<Array<{ id: number, name: string }>>().map((plant) => [plant.id, plant.name]))
+  t.same([...stored.keys()].sort((a, b) => a - b), kept.sort((a, b) => a - b), 'exactly the plants answered 200')
+  t.ok(kept.every((id) => stored.get(id) === name(id)), 'each with its name')
+})
+
+t.test('a read that meets a damaged page of the file answers 503, and the service goes on', async (t) => {
+  const file = `${t.testdir()}/plants.db`
+  const setup = await testApp(t, { DATABASE_URL: `sqlite:${file}` })
+  await setup.close()
+  const db = new Database(file)
+  db.exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+    INSERT INTO plants (id, name) SELECT i, 'plant ' || i FROM n`)
+  db.pragma('wal_checkpoint(TRUNCATE)')
+  db.close()
+  // The plants table's root page, overwritten as a bad sector or a stray write would.
+  const handle = await open(file, 'r+')
+  await handle.write(Buffer.alloc(4096, 0xa5), 0, 4096, 4096)
+  await handle.close()
+
+  const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${file}` })
+  for (let i = 0; i < 3; i++) {
+    const page = await server.request('GET', '/plants?limit=2')
+    assertError(t, page, 503, 'store_unavailable')
+    // A damaged read must fail alone: no error escapes from a callback where nothing catches it.
+    await sleep(100)
+    t.equal(server.child.exitCode, null, `the service still runs after damaged read ${i + 1}`)
+  }
+  t.equal((await server.request('GET', '/health')).statusCode, 200)
+  await logsArrived()
+  t.ok(server.stdout.some((line) => line.includes('malformed')), 'the cause is logged')
+})
+
+t.test('a database file deleted or replaced while the service runs: nothing more is acknowledged, readiness says so, reads go on', async (t) => {
+  for (const how of ['deleted', 'replaced by another file']) {
+    const file = `${t.testdir()}/${how.split(' ')[0]}.db`
+    const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${file}` })
+    t.equal((await server.request('POST', '/plants', { body: { id: 1, name: 'Fern' } })).statusCode, 200)
+    // As a deploy that replaces the release's directory, or a cleanup, would do it. Before,
+    // every create went on answering 200, into a file no one would open again.
+    for (const part of ['', '-wal', '-shm']) rmSync(`${file}${part}`)
+    if (how !== 'deleted') new Database(file).close()
+    assertError(t, await server.request('POST', '/plants', { body: { id: 2, name: 'Ivy' } }), 503, 'store_unavailable')
+    assertError(t, await server.request('GET', '/health/ready'), 503, 'not_ready')
+    t.equal((await server.request('GET', '/plants/1')).statusCode, 200, `${how}: what it holds is still read`)
+    const line = JSON.parse(await waitForLine(server.stdout, /the SQLite store takes no writes/))
+    t.match(line.err.message, `the database file ${file} was ${how} while the service ran`)
+  }
+})
+
+t.test('the next read sees what another connection committed meanwhile', async (t) => {
+  const path = `${t.testdir()}/plants.db`
+  const server = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: `sqlite:${path}` })
+  const other = new Database(path) // another process's connection, as an operator's would be
+  t.teardown(() => other.close())
+  const insert = other.prepare('INSERT INTO plants (id, name) VALUES (?, ?)')
+  for (let id = 1; id <= 5; id++) {
+    t.equal((await server.request('GET', `/plants/${id}`)).statusCode, 404, `plant ${id}: not there yet`)
+    insert.run(id, `p${id}`)
+    const res = await server.request('GET', `/plants/${id}`)
+    t.equal(res.statusCode, 200, `plant ${id}, written by the other connection, is seen by the next read`)
+  }
+})
+
+t.test('a create in the same commit as the first subscription is announced when it comes after it, and not before', async (t) => {
+  // Below HTTP, to put the three writes in one group-commit transaction: the first
+  // create finds no subscription, and the store must not keep believing it for the next.
+  const store = new SqliteStore(`${t.testdir()}/plants.db`, { log: pino({ level: 'silent' }), maxBatch: 512, maxQueueBytes: 1 << 20, onBatch: () => {} })
+  t.teardown(async () => await store.close())
+  const subscription = { id: 'wh_1', url: 'http://127.0.0.1:9/', secret: 'whsec_x', createdAt: new Date() }
+  let told = 0
+  const outcomes = await Promise.all([
+    store.create({ id: 1n, name: 'before' }),
+    store.webhooks.subscribe(subscription, 10),
+    store.create({ id: 2n, name: 'after' })
+  ])
+  store.webhooks.onAnnounced(() => { told++ })
+  t.same(outcomes.map((outcome) => typeof outcome === 'boolean' ? outcome : outcome.outcome), ['created', true, 'created'])
+  t.same((await store.webhooks.deliveries('wh_1', { limit: 10 })).map((delivery) => delivery.plantId), [2n], 'plant 2 only')
+  await store.create({ id: 3n, name: 'later' })
+  t.same((await store.webhooks.deliveries('wh_1', { limit: 10 })).map((delivery) => delivery.plantId), [3n, 2n], 'and every later one')
+  t.equal(told, 1, 'the later create was told to the dispatcher')
+})
