@@ -165,7 +165,7 @@ t.test('a reader that does not read: flush returns within a second, and nothing 
 
 t.test('a process whose standard output is not read exits after about a second, with its own code', async (t) => {
   const script = `
-    const { logOutput } = await import(${JSON.stringify(pathToFileURL(join(import.meta.dirname, '..', 'src', 'log-output.ts')).href)})
+    const { logOutput } = await import(${JSON.stringify(pathToFileURL(join(import.meta.dirname, '..', '..', 'src', 'log', 'output.ts')).href)})
     process.stdout.isTTY // made non-blocking, as the service's logger does
     const log = logOutput(1, ${JSON.stringify(OUTPUT_SIZES)})
     for (let i = 0; i < 50_000; i++) log.stream.write('x'.repeat(99) + '\\n')
@@ -202,7 +202,7 @@ t.test('a reader that stops reading: lines wait up to maxLength, later ones are 
   t.equal(again, '{"again":true}\n', 'counted once')
 })
 
-const fullFile = join(import.meta.dirname, 'helpers', 'log-to-a-full-file.ts')
+const fullFile = join(import.meta.dirname, '..', 'helpers', 'log-to-a-full-file.ts')
 /** Runs the helper under a file size limit of 8 KiB, which stands in for a full disk. */
 async function logToAFullFile (...args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)('bash', ['-c', 'ulimit -S -f 8 && exec "$@"', 'bash',
