@@ -6,10 +6,8 @@ const whole = (fallback: number, minimum: number, maximum: number) =>
   Type.Integer({ default: fallback, minimum, maximum })
 
 /**
- * The service's environment: every variable it reads, its type, bounds and default
- * (the README's configuration table says what each means; a test keeps the two equal).
- * What a schema cannot say (the forms of DATABASE_URL, TRUST_PROXY and CORS_ORIGINS,
- * the rules for a token) is checked by src/config.ts beside it.
+ * Every variable the service reads, with type, bounds and default (a test keeps the README
+ * equal); what a schema cannot say is checked in src/config/.
  */
 export const Env = Type.Object({
   HOST: Type.String({ default: '127.0.0.1' }),

@@ -12,11 +12,8 @@ export interface ErrorEntry {
 }
 
 /**
- * Every cause the service answers an error for: its stable code, its HTTP status, what
- * it means, a message the service really gives for it (the document's example), and the
- * headers its every answer carries (declared on its status; sent by whatever throws it,
- * through withHeaders).
- * Clients tell causes apart by `code`, never by the message's words.
+ * Every error cause: stable code, status, meaning, a real message (the example) and the
+ * headers it carries. Clients tell causes apart by `code`, never by the message.
  */
 export const ERROR_CODES = {
   invalid_request: {

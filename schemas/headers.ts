@@ -1,13 +1,8 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 
 /**
- * How the document declares headers. A response's are the `headers` of its schema, a map
- * from each name to its schema; a header that every answer of that status carries is
- * marked by `always`, which the document writes as the header's `required: true`
- * (@fastify/swagger writes a header's schema and description only: the mark rides in the
- * schema, and `requiredHeaders` lifts it out). The request headers an operation reads but
- * does not validate are its schema's `requestHeaders`, which only the document sees
- * (`documentedRequestHeaders`).
+ * Response headers carry an `always` mark that `requiredHeaders` turns into `required: true`
+ * (@fastify/swagger writes only schema and description); `requestHeaders` are document-only.
  */
 
 const REQUIRED = 'x-plant-store-required'
@@ -36,10 +31,7 @@ interface Operation {
   responses?: Record<string, { headers?: Record<string, { schema?: Record<string, unknown>, required?: boolean }> }>
 }
 
-/**
- * The document with each header marked by `always` declared `required: true`, the mark
- * removed: @fastify/swagger's `transformObject`.
- */
+/** @fastify/swagger's `transformObject`: each `always` header becomes `required: true`. */
 export function requiredHeaders<T extends object> (document: T): T {
   const { paths } = document as { paths?: Record<string, Record<string, Operation>> }
   for (const item of Object.values(paths ?? {})) {
@@ -57,10 +49,8 @@ export function requiredHeaders<T extends object> (document: T): T {
 }
 
 /**
- * An operation's `requestHeaders` as its header parameters, for the document alone:
- * @fastify/swagger's `transform`. They are read by the handler and never refused (an
- * `If-None-Match` that names no tag is no match, as RFC 9110 has it), so no validator
- * runs for them.
+ * @fastify/swagger's `transform`: `requestHeaders` as header parameters, document only;
+ * handlers read them and never refuse them (RFC 9110), so no validator runs.
  */
 export function documentedRequestHeaders<S extends object> ({ schema, url }: { schema: S, url: string }): { schema: S, url: string } {
   if (schema === undefined || !('requestHeaders' in schema)) return { schema, url }

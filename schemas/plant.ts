@@ -7,8 +7,7 @@ import { Text } from './text.ts'
 export const NAME_MAX_LENGTH = 1000
 export const TAG_MAX_LENGTH = 100
 
-// The plants every example of the document shows: what "Try it out" in Swagger UI sends
-// and what it then finds, the plants of the README's examples too.
+// The plants of every example: what "Try it out" sends and finds, and the README shows.
 const monstera = { id: 1, name: 'Monstera', tag: 'tropical' }
 const calathea = { id: 7, name: 'Calathea', tag: 'tropical' }
 
@@ -44,8 +43,7 @@ export const StoredPlant = Type.Object(withId, {
 
 export const PlantIdParams = Type.Object({ id: plantId })
 
-// Swagger UI fills every parameter with its example and sends them all: these find the
-// example plants, and the plant "Try it out" creates.
+// Swagger UI sends every parameter's example: these find the example plants.
 export const PlantListQuery = Type.Object({
   limit: Type.Optional(Type.Integer({
     format: 'int32', minimum: 1, maximum: 1000, default: 100, description: 'At most this many plants', examples: [10]

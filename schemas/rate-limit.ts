@@ -21,9 +21,8 @@ export function declaresRateLimit (status: string): boolean {
 }
 
 /**
- * A guarded route's responses with the RateLimit headers declared: required on its
- * successes, sent on its 429 with rate_limited only (a lockout comes before the token is
- * known). New schemas: the given ones may be shared by other routes.
+ * The responses with RateLimit headers: required on successes, on 429 only with
+ * rate_limited (a lockout precedes the token). Copies: the given ones may be shared.
  */
 export function withRateLimitHeaders (responses: Record<string, TSchema>): Record<string, TSchema> {
   return Object.fromEntries(Object.entries(responses).map(([status, schema]) => {

@@ -40,11 +40,8 @@ const headings: Record<number, string> = {
 }
 
 /**
- * The `responses` entries for the error codes an operation can answer: one per status,
- * the Error body, the codes it can carry and a reference to each code's example, and the
- * headers those codes' answers carry (required when all of them carry it). The codes
- * any request can meet (invalid_request, request_timeout, headers_too_large,
- * internal_error) are always included.
+ * `responses` for an operation's error codes, one per status with their examples and
+ * headers; the codes any request can meet are always included.
  */
 export function errorResponses (...codes: Array<ErrorCode | ErrorCode[]>) {
   const byStatus = new Map<number, ErrorCode[]>()
@@ -76,10 +73,7 @@ function headersOf (codes: ErrorCode[]) {
 // Answers to a path or method no operation has: in the `code` enum, in no operation's responses.
 const noOperation = new Set<string>(['route_not_found', 'method_not_allowed'])
 
-/**
- * The document's `components.examples`: one Error per code an operation can answer, a
- * message the service really gives, referenced by every response that can answer it.
- */
+/** The document's `components.examples`: one real Error per code an operation can answer. */
 export function errorExamples () {
   const answered = Object.entries(catalogue).filter(([code]) => !noOperation.has(code))
   return Object.fromEntries(answered.map(([code, { status, meaning, example, headers, ...rest }]) => [code, {

@@ -1,10 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 
-/**
- * What a bearer token may be allowed to do, each scope with the operations it opens.
- * A route behind the token declares the one scope it needs (src/plugins/auth.ts); a
- * token granted other scopes only is answered 403.
- */
+/** The token scopes and what each opens; a route needs one (src/plugins/auth.ts), else 403. */
 export const SCOPES = {
   'plants:read': 'list and read plants (GET /plants, GET /plants/{id})',
   'plants:write': 'create and delete plants (POST /plants, DELETE /plants/{id})',

@@ -1,9 +1,6 @@
 import { Kind, Type, TypeRegistry, type SchemaOptions } from '@sinclair/typebox'
 
-/**
- * The length of a string in Unicode code points, as JSON Schema's maxLength counts it
- * (a string's .length counts UTF-16 units: an emoji is two).
- */
+/** A string's length in code points, as JSON Schema's maxLength counts (.length counts UTF-16 units). */
 function codePoints (text: string, atMost: number): number {
   if (text.length <= atMost) return text.length // cannot exceed: skip the count
   let count = 0

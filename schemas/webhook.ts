@@ -10,8 +10,7 @@ export const WEBHOOK_URL_MAX_LENGTH = 2048
 /** The most subscriptions a store keeps: each create writes one delivery per subscription. */
 export const MAX_SUBSCRIPTIONS = 20
 
-// What the document's examples show: one subscription, and its deliveries of the example
-// plants (schemas/plant.ts): plant 1 delivered, plant 7 pending.
+// The examples: one subscription; plant 1 delivered, plant 7 pending.
 const example = {
   subscription: 'wh_3f0c2a9d5b7e4e18a1c6d2f4b8e90a17',
   url: 'https://example.com/plant-hooks',
@@ -141,10 +140,7 @@ const signatureHeader = (name: string, description: string, example: string) => 
   name, in: 'header' as const, required: true, description, schema: { type: 'string' as const }, example
 })
 
-/**
- * The webhook the service calls, as the document's `webhooks` declares it under the
- * upstream's key: a POST of the new plant, signed as Standard Webhooks specifies.
- */
+/** The document's `webhooks`: a POST of the new plant, signed per Standard Webhooks. */
 export const plantWebhook = {
   '/plant/webhook': {
     post: {

@@ -36,12 +36,7 @@ export interface Seams {
   resolve?: Resolve
 }
 
-/**
- * Builds the app from its configuration: the request machinery (parser, validator, the
- * one error path), then the plugins that hook or decorate every request, then the routes;
- * the plant routes in a scope of their own, behind overload protection and auth. The
- * app's `reloadTokens()` puts a changed API_TOKENS_FILE in force.
- */
+/** Builds the app: request machinery, then app-wide plugins, then routes (the API behind overload and auth). */
 export async function buildApp (config: Config, seams: Seams = {}): Promise<FastifyInstance> {
   const { limits } = config
   const app = Fastify({
@@ -50,10 +45,8 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy.length > 0 ? config.trustProxy : false,
     genReqId: requestIdGenerator(config.trustProxy),
-    // Slow clients cannot hold a connection: the whole request, its headers, and an
-    // idle keep-alive each have a deadline, checked every second; so does a connection
-    // on which nothing moves while a request is handled or answered (a client that
-    // does not read its answer).
+    // Slow clients cannot hold a connection: request, headers, idle keep-alive and a
+    // stalled answer each have a deadline, checked every second.
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     connectionTimeout: limits.sendTimeoutMs,
@@ -68,23 +61,18 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   })
   // A connection is a file: past the cap, Node closes a new one as it accepts it.
   app.server.maxConnections = limits.maxConnections
-  // An expectation other than 100-continue (none other is defined) is ignored, as RFC 9110
-  // lets a server do, where Node answered 417 with no body.
+  // An unknown expectation is ignored, as RFC 9110 allows, rather than a bodiless 417.
   app.server.on('checkExpectation', (request, response) => app.server.emit('request', request, response))
   app.server.on('request', trackLatestAnswer)
-  // A client that half-closes the connection once its request is sent (as `nc` does at
-  // the end of its input) still wants the answer (RFC 9112, 9.6). By default Node aborted
-  // the requests in progress when the half-close came: a create was stored and never
-  // answered. This switch of Node's own (undocumented, kept for servers that need it)
-  // answers them, then closes the connection.
+  // A client that half-closes after its request still wants the answer (RFC 9112, 9.6);
+  // without this (undocumented) Node switch, a stored create would go unanswered.
   Object.assign(app.server, { httpAllowHalfOpen: true })
   const routes = new RouteMethods({ ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH })
   app.addHook('onRoute', ({ method, url }) => routes.add(method, url))
 
   app.setValidatorCompiler(buildValidatorCompiler(sharedSchemas))
   for (const schema of sharedSchemas) app.addSchema(schema)
-  // A DELETE's body has no meaning (RFC 9110), so it is never read, as a GET's is not:
-  // a client that sends a Content-Type or content with it is not refused for them.
+  // A DELETE's body has no meaning (RFC 9110): never read, so never refused.
   app.addHttpMethod('DELETE', { hasBody: false, overrideExisting: true })
   // JSON is the only body this API takes: anything else is a 415, text/plain included.
   app.removeAllContentTypeParsers()

@@ -1,5 +1,4 @@
-// First: a Node too old to run the service is refused before anything else loads, and
-// then SIGHUP no longer ends the process.
+// First: refuse a too-old Node before the driver loads, and stop SIGHUP ending the process.
 import './process/supported-node.ts'
 import { onReload } from './process/reload-signal.ts'
 import type { AddressInfo } from 'node:net'
@@ -25,10 +24,8 @@ try {
 
 const app = await buildApp(config).catch(cannotStart)
 
-// SIGTERM / SIGINT: serve on, not ready, for SHUTDOWN_DELAY_MS (a load balancer takes
-// a while to stop sending clients), then stop accepting, let in-flight requests finish
-// (new ones get 503), commit and answer pending writes, close the store, write out the
-// log, exit 0; past the grace delay, exit 1.
+// SIGTERM / SIGINT: serve, not ready, for SHUTDOWN_DELAY_MS (load balancers lag), then
+// close: in-flight requests and pending writes finish, exit 0; past the grace, exit 1.
 closeWithGrace({
   delay: config.shutdownGraceMs,
   logger: { error: (message: unknown) => app.log.error(message) },
@@ -48,15 +45,13 @@ closeWithGrace({
   await flushLog()
 })
 
-// SIGHUP, as daemons reread their configuration: the tokens file, without a restart.
+// SIGHUP rereads the tokens file, as daemons reread their configuration.
 onReload(() => { app.reloadTokens() })
 
 try {
   await app.ready()
-  // Fastify logs "Server listening at …" once per address (each interface, for 0.0.0.0),
-  // with no option against it (fastify/help#641): the app's logger is silent while it
-  // binds, and the start line below says it once. No request is answered meanwhile,
-  // but with HOST=localhost: one on 127.0.0.1 while ::1 is bound would go unlogged.
+  // Fastify logs "Server listening" once per address with no option against it
+  // (fastify/help#641): silent while binding, the start line below says it once.
   const level = app.log.level
   app.log.level = 'silent'
   try {

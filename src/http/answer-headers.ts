@@ -1,10 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /**
- * Security headers for JSON answers: they load nothing and are framed nowhere (the OWASP
- * REST security headers). Not @fastify/helmet here: it rebuilds its middleware on every
- * request, which halved the API's throughput. The docs pages, where a policy matters to
- * a browser, drop these and take @fastify/helmet's instead.
+ * OWASP REST security headers for JSON answers. Not @fastify/helmet: it rebuilds its
+ * middleware per request, a heavy cost on the API; the docs pages use helmet instead.
  */
 export const apiSecurityHeaders: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",

@@ -6,8 +6,7 @@ import type { ErrorCode } from '../../schemas/error.ts'
 import { apiSecurityHeaders } from './answer-headers.ts'
 import { errorBody } from './error-handler.ts'
 
-// The answer to each connection's latest request. Node answers a connection's requests in
-// order, so once that one is written, every answer before it is too.
+// Each connection's latest answer: Node answers in order, so once it is written all are.
 const latest = new WeakMap<Socket, ServerResponse>()
 
 /** For the server's 'request' event: remembers the answer each connection is due last. */
@@ -18,14 +17,12 @@ export function trackLatestAnswer (request: IncomingMessage, response: ServerRes
 // Connections being refused: the parser reports its error again for every packet that follows.
 const refusing = new WeakSet<Socket>()
 
-// The headers every answer carries, and a fresh request id: there was no request to take one from.
+// The headers every answer carries (the request id is fresh: there was no request).
 const HEADERS = Object.entries(apiSecurityHeaders).map(([name, value]) => `${name}: ${value}\r\n`).join('')
 
 /**
- * Fastify's clientErrorHandler: requests Node refuses before Fastify sees them (headers
- * too slow, too large, or not HTTP) get the Error shape too, then the connection closes.
- * The requests that came whole before the refused bytes are answered first: each may have
- * changed the store, and its client must hear how.
+ * Requests Node refuses before Fastify (slow or large headers, not HTTP) get the Error
+ * shape, then a close; whole requests before them are answered first, as each may have written.
  */
 export function clientErrorHandler (err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed || refusing.has(socket)) return
@@ -51,7 +48,7 @@ export function clientErrorHandler (err: NodeJS.ErrnoException, socket: Socket):
 function afterAnswers (socket: Socket, then: (free: boolean) => void): void {
   const last = latest.get(socket)
   if (last === undefined || last.writableFinished) return then(true)
-  // Queued behind an answer still being written: its turn comes once that one is.
+  // Queued behind an answer still being written.
   if (last.socket === null) {
     last.once('socket', () => afterAnswers(socket, then))
     return

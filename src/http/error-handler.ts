@@ -8,8 +8,7 @@ import * as store from '../store/errors.ts'
 // No answer reflects more of the client's input than this many characters.
 const MAX_ECHO = 100
 
-// Fastify's own errors the service answers as its own: each one's public code, and words
-// a client can act on that do not echo the request.
+// Fastify's errors in the service's words: a public code, and a message that echoes little.
 const fromFastify: Record<string, { code: ErrorCode, message: (request: FastifyRequest) => string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
     code: 'unsupported_media_type',
@@ -35,11 +34,7 @@ declare module 'fastify' {
   }
 }
 
-/**
- * The one place a failure becomes a response: `{ error: <status>, message, code, details? }`.
- * Anything that is neither the service's, Fastify's nor the store's is a bug: 500, its
- * details kept to the log.
- */
+/** The one place a failure becomes an Error answer; anything unknown is a 500, logged. */
 export function errorHandler (thrown: ServiceError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const error = fromStore(thrown) ?? thrown
   const code = codeOf(error)
@@ -94,10 +89,7 @@ export function echo (text: string): string {
   return text.length > MAX_ECHO ? `${text.slice(0, MAX_ECHO)}…` : text
 }
 
-/**
- * Errors Fastify raises before any hook runs (a path that is not valid percent-encoding,
- * an over-long path parameter) take the same path, with the headers every answer carries.
- */
+/** Errors Fastify raises before any hook runs take the same path, with the answer headers. */
 export function frameworkErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   setAnswerHeaders(request, reply)
   // The router refuses a target that is no path (`*health`) as a bad URL, before requireOriginForm runs.

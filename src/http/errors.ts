@@ -1,8 +1,7 @@
 import createError from '@fastify/error'
 import { ERROR_CODES, type ErrorCode, type ErrorDetail } from '../../schemas/error.ts'
 
-// Every failure the service answers on purpose, thrown by routes and plugins: its code is
-// the public `code`, its status the one the catalogue gives that code.
+// Failures answered on purpose: the code is the public `code`, the status the catalogue's.
 
 function failure (code: ErrorCode, message: string) {
   return createError(code, message, ERROR_CODES[code].status)

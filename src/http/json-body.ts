@@ -1,16 +1,14 @@
 import { isInteger, parse, splitNumber, type DuplicateKeyInfo } from 'lossless-json'
 import { InvalidJson } from './errors.ts'
 
-// Request bodies, parsed by lossless-json: JSON.parse would round an int64 id beyond 2^53
-// and keep the last of two keys. The parse is linear in the body, which BODY_LIMIT bounds.
+// lossless-json, not JSON.parse: that rounds int64 ids beyond 2^53 and keeps the last of two keys.
 
 // ignoreBOM keeps a byte order mark in the text, where the parser refuses it as RFC 8259 does.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
 const JSON_WHITESPACE = /^[ \t\n\r]*$/
 // A string, or a colon outside one: in valid JSON, each such colon is one object member.
 const STRING_OR_COLON = /"(?:[^"\\]|\\.)*"|:/g
-// An integer of more digits is far outside int64: the validator refuses its double anyway,
-// and BigInt's conversion is not linear in the digits.
+// More digits is far outside int64 (refused anyway), and BigInt's conversion is not linear.
 const MAX_EXACT_DIGITS = 20
 // What an error message echoes of the body is cut to this many characters.
 const MAX_ECHO = 40
@@ -41,8 +39,7 @@ export function parseJsonBody (raw: Buffer): unknown {
     // A RangeError is the stack the nesting exhausted.
     throw new InvalidJson(error instanceof RangeError ? 'it is nested too deeply' : printable((error as Error).message))
   }
-  // lossless-json keeps a key given twice with equal values (it deep-compares them first, work
-  // bounded by the body): only the count of members tells.
+  // lossless-json keeps a key given twice with equal values: only the count of members tells.
   if (membersOf(text) !== keys) throw new InvalidJson('a key is given twice in one object')
   return value
 }
@@ -67,11 +64,7 @@ function membersOf (text: string): number {
   return count
 }
 
-/**
- * A number literal's exact value: a number when a double holds it, a bigint for an integer
- * beyond 2^53 (of at most MAX_EXACT_DIGITS digits). A fraction a double would read as an
- * integer (4503599627370496.5) is refused rather than rounded.
- */
+/** A number literal's exact value (a bigint beyond 2^53); a fraction a double would round to an integer is refused. */
 function exactNumber (literal: string): number | bigint {
   const double = Number(literal)
   if (Number.isSafeInteger(double) && isInteger(literal)) return double

@@ -4,11 +4,7 @@ import proxyAddr from '@fastify/proxy-addr'
 
 const ACCEPTABLE = /^[\w.:-]{1,128}$/
 
-/**
- * A fresh UUID for every request, or the X-Request-Id a trusted proxy passed on, so
- * one id follows a request through the proxy's logs and ours. From anyone else the
- * header is ignored: a client must not be able to forge ids in our logs.
- */
+/** A fresh UUID, or a trusted proxy's X-Request-Id; ignored from others, who must not forge log ids. */
 export function requestIdGenerator (trustProxy: string[]): (req: IncomingMessage) => string {
   const trusted = proxyAddr.compile(trustProxy)
   return (req) => {

@@ -3,11 +3,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { TargetInvalid } from './errors.ts'
 
 /**
- * The request's target as a path and query (origin-form), for Fastify's `rewriteUrl`.
- * A target sent whole, as to a proxy (`GET http://host/docs HTTP/1.1`, the absolute-form
- * RFC 9112 has a server accept), was routed by its path, but its URL went on as sent:
- * into the log line, and into the redirect of Swagger UI's /docs/static/index.html,
- * which then pointed at whatever host the request line named.
+ * The target as path and query, for `rewriteUrl`: an absolute-form target (RFC 9112) would
+ * otherwise reach the log and Swagger UI's redirect with the host it names.
  */
 export function originForm (req: IncomingMessage): string {
   const url = req.url ?? '/'
@@ -28,10 +25,7 @@ export function isOriginForm ({ url, method }: FastifyRequest): boolean {
   return url.charCodeAt(0) === 47 || (url === '*' && method === 'OPTIONS')
 }
 
-/**
- * Any other target that is not a path (`plants`, `*health`; `*` but for OPTIONS) is
- * answered 400: the router (find-my-way before 9.10.2) made `*health` the health check.
- */
+/** Any target that is no path (`plants`, `*health`) is a 400; old routers matched `*health`. */
 export function requireOriginForm (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   done(isOriginForm(request) ? undefined : new TargetInvalid())
 }

@@ -3,10 +3,8 @@ import FindMyWay from 'find-my-way'
 const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as const
 
 /**
- * A second router holding only which methods each route has, so that a request Fastify
- * found no route for can be told apart: a path that exists with other methods (405 and
- * `Allow`) from one that does not (404). Built with the app's own router options, so it
- * matches paths exactly as Fastify does.
+ * A second router, with the app's options, holding each route's methods: tells an
+ * unrouted request's 405 (with `Allow`) from its 404.
  */
 export class RouteMethods {
   readonly #router

@@ -3,11 +3,7 @@ import { echo } from './error-handler.ts'
 import { MethodNotAllowed, RouteNotFound, withHeaders } from './errors.ts'
 import type { RouteMethods } from './route-methods.ts'
 
-/**
- * Answers a request Fastify found no route for before its body is read, so a stranger
- * cannot make the service parse a body nobody will use: 405 with `Allow` when the path
- * has other methods, else 404.
- */
+/** Refuses an unrouted request (405 with `Allow`, else 404) before its body is read. */
 export function refuseUnrouted (routes: RouteMethods) {
   return (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
     done(request.is404 ? unrouted(request, routes) : undefined)
@@ -22,8 +18,7 @@ export function notFoundHandler (routes: RouteMethods) {
 function unrouted (request: FastifyRequest, routes: RouteMethods): Error {
   const path = request.url.split('?', 1)[0]
   const allowed = routes.allowed(path)
-  // A path a route takes with this very method that found nothing (a docs file that does
-  // not exist) is not there: a 405 would name the method it refused.
+  // A route with this very method that found nothing (a missing docs file) is a 404.
   if (allowed.length === 0 || allowed.includes(request.method)) return new RouteNotFound(request.method, echo(path))
   return withHeaders(new MethodNotAllowed(echo(request.method), echo(path), allowed.join(', ')), { allow: allowed.join(', ') })
 }

@@ -6,13 +6,10 @@ import { INT64_MAX, INT64_MIN } from '../../schemas/index.ts'
 import { UnknownParameter, withDetails } from './errors.ts'
 import { operationName } from './operation.ts'
 
-// TypeBox rather than Fastify's Ajv, which coerces body types ("5" becomes 5) and cannot
-// check an int64 exactly. Path and query strings of digits become integers where the
-// schema wants one (TypeBox's Convert would read "2.5" as 2). Once valid, every int64 is
-// a bigint, here and only here: handlers and the store never convert an id.
+// TypeBox, not Ajv, which coerces body types and cannot check an int64 exactly. Once
+// valid, every int64 is a bigint, converted here only.
 
-// At most 19 digits: an int64 needs no more, and a longer string stays a string (and
-// fails its check) rather than becoming a BigInt of attacker-chosen size.
+// An int64 needs at most 19 digits; a longer string stays a string, never a huge BigInt.
 const INTEGER = /^-?\d{1,19}$/
 
 /** The query of an operation that takes no parameters: any one sent is unknown_parameter. */
@@ -59,10 +56,7 @@ function convertIntegers (schema: TSchema, input: unknown): unknown {
   return record
 }
 
-/**
- * The refusal of parameters the operation does not take, or false when there are none: a
- * misspelt `?page=2` would otherwise answer the first page again, for ever.
- */
+/** Refuses unknown query parameters (a misspelt `?page=2` would loop on page one), or false. */
 function unknownParameter (operation: string, schema: TSchema, query: unknown): Error | false {
   const known = Object.keys(schema.properties ?? {})
   const unknown = Object.keys(query as object).filter((name) => !known.includes(name))

@@ -38,11 +38,8 @@ A token without that scope answers 403 with \`WWW-Authenticate: Bearer realm="pl
 export const DOCS_PREFIX = '/docs'
 const INDEX_FILE = `${DOCS_PREFIX}/static/index.html`
 
-// Swagger UI's plugin serves the document as a string it stringifies (JSON) or takes
-// from its cache (YAML) at every request: strings of 80 to 100 KB with characters beyond
-// Latin-1, whose UTF-8 length was counted twice and which were encoded again for every
-// answer, 0.6 to 1.2 ms of CPU each. Anyone may fetch them, without a token. The
-// document never changes once the app is ready: its bytes are made once.
+// The public document never changes once the app is ready: encoded to bytes once rather
+// than for every (unauthenticated) request, as @fastify/swagger-ui does.
 const DOCUMENTS: Record<string, { type: string, encode: (app: FastifyInstance) => string } | undefined> = {
   [`${DOCS_PREFIX}/json`]: { type: 'application/json; charset=utf-8', encode: (app) => JSON.stringify(app.swagger()) },
   [`${DOCS_PREFIX}/yaml`]: { type: 'application/x-yaml', encode: (app) => app.swagger({ yaml: true }) }
@@ -56,12 +53,7 @@ function servedOnce (encode: () => string, type: string): RouteHandlerMethod {
   }
 }
 
-/**
- * Generates the OpenAPI document from the routes' schemas and serves it with
- * Swagger UI at /docs, under @fastify/helmet's security headers. A plugin with
- * fastify-plugin because it must see every route of the app and give the app its
- * `swagger()` decorator.
- */
+/** The OpenAPI document from the routes' schemas, and Swagger UI at /docs under helmet's headers. */
 async function docs (app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -72,8 +64,7 @@ async function docs (app: FastifyInstance): Promise<void> {
         description,
         license: { name: 'MIT', identifier: 'MIT' }
       },
-      // Relative, so Swagger UI's "Try it out" calls whichever address serves the page,
-      // and the committed document names no host or port.
+      // Relative: "Try it out" calls whichever address serves the page.
       servers: [{ url: '/', description: 'This service, at the address this document was loaded from' }],
       components: {
         examples: errorExamples(),
@@ -97,8 +88,7 @@ async function docs (app: FastifyInstance): Promise<void> {
     }
   })
   await app.register(async function ui (pages) {
-    // Pages a browser renders take helmet's policy instead of the API's. Its defaults
-    // suit Swagger UI (scripts and styles come from 'self') except
+    // Rendered pages take helmet's policy instead of the API's, without
     // upgrade-insecure-requests, which behind plain HTTP would send "Try it out" to https.
     pages.addHook('onRequest', (_request, reply, done) => {
       for (const name of Object.keys(apiSecurityHeaders)) reply.removeHeader(name)
@@ -111,9 +101,8 @@ async function docs (app: FastifyInstance): Promise<void> {
       if (document !== undefined) route.handler = servedOnce(() => document.encode(app), document.type)
     })
     await pages.register(helmet, { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })
-    // Swagger UI sends its index file's address to the page itself, /docs/, but only
-    // when nothing follows the file's name: with a query or a trailing slash it sent the
-    // browser back to the same address, for ever. After helmet's hook: with its headers.
+    // Swagger UI's own redirect of its index file loops with a query or a trailing slash.
+    // After helmet's hook, so the redirect carries its headers.
     pages.addHook('onRequest', (request, reply, done) => {
       const path = request.url.split('?', 1)[0]
       if (path === INDEX_FILE || path === `${INDEX_FILE}/`) reply.redirect(`${DOCS_PREFIX}/`)

@@ -2,8 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
-// Counting pending deliveries scans the outbox, and /metrics is public by default: a flood
-// of scrapes shares one count at a time, at most this old.
+// Counting pending deliveries scans the outbox and /metrics may be public: scrapes share a count this old.
 const PENDING_MAX_AGE_MS = 5000
 
 /** Everything /metrics reports, in a registry of the app's own (tests build many apps). */

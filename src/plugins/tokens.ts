@@ -22,8 +22,7 @@ declare module 'fastify' {
   }
 }
 
-// The tokens the API accepts. fastify-plugin: the app itself must have `reloadTokens`,
-// and every request its `token`, while auth guards only the API's scope.
+// fastify-plugin: the app needs `reloadTokens` and every request its `token`; auth guards only the API.
 async function tokens (app: FastifyInstance, { tokens: initial, file }: TokensOptions): Promise<void> {
   const registry = new TokenRegistry(initial)
   app.decorate('tokens', registry)

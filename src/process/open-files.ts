@@ -1,9 +1,6 @@
 import { readFileSync } from 'node:fs'
 
-/**
- * How many files this process may have open (its soft RLIMIT_NOFILE, which Node raises
- * to the hard limit as it starts), read from /proc; undefined where there is no /proc.
- */
+/** The soft RLIMIT_NOFILE (Node raises it to the hard limit) from /proc; undefined without /proc. */
 export function openFileLimit (): number | undefined {
   let text: string
   try {

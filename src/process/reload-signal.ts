@@ -1,10 +1,5 @@
-/**
- * SIGHUP, as daemons reread their configuration: here, the tokens file. Listened for as
- * soon as this module loads, which the entry point does before the rest of the service:
- * SIGHUP's default action ends the process, and a reload sent while the service started
- * (a deploy's reload right after its start) killed it, silently. One that arrives before
- * there is anything to reload is remembered, and made once there is.
- */
+// Listened for as soon as this loads: SIGHUP's default ends the process, so one sent
+// during start-up is remembered and acted on once there is something to reload.
 let reload: (() => void) | undefined
 let missed = false
 

@@ -3,11 +3,7 @@ import type { Config } from '../config.ts'
 import { VERSION } from './project.ts'
 import { storeLocation } from '../store/location.ts'
 
-/**
- * The one line the service logs once it listens: its version, its Node, its store and
- * where that keeps plants, the address it is bound to and where a person finds the docs.
- * As fields for machines, and as a sentence.
- */
+/** The line logged once listening (version, Node, store, address, docs), as fields and as a sentence. */
 export function startLine (config: Config, bound: AddressInfo): [Record<string, string>, string] {
   const address = bound.family === 'IPv6' ? `[${bound.address}]:${bound.port}` : `${bound.address}:${bound.port}`
   const fields = {
@@ -22,8 +18,7 @@ export function startLine (config: Config, bound: AddressInfo): [Record<string, 
   return [fields, `plant-store ${VERSION} on Node ${process.version} listening on ${address}, store ${store}, docs at ${fields.docs}`]
 }
 
-// Bound to every interface, the service answers on this machine's loopback address,
-// which a person on it can open.
+// Bound to every interface: the loopback address is one a person can open.
 function reachable ({ address, family }: AddressInfo): string {
   if (address === '0.0.0.0') return '127.0.0.1'
   if (address === '::') return '[::1]'

@@ -1,5 +1,4 @@
-// What a store throws when it cannot do what was asked. The store knows nothing of
-// HTTP: the error path decides what each of these answers.
+// The store knows nothing of HTTP: the error path decides what each of these answers.
 
 /** The store cannot serve now (disk full, file locked, database unreachable); nothing was written. */
 export class StoreUnavailable extends Error {
@@ -9,10 +8,7 @@ export class StoreUnavailable extends Error {
   }
 }
 
-/**
- * Too many operations are already waiting for the store: writes past the write queue's
- * limit, or, on PostgreSQL, every pooled connection in use for too long. Nothing was written.
- */
+/** Too many operations wait for the store (write queue full, or pool busy too long); nothing was written. */
 export class StoreBusy extends Error {
   constructor (options?: ErrorOptions) {
     super('too many operations are waiting for the plant store', options)

@@ -46,10 +46,7 @@ export function pageStart (after: bigint | undefined): bigint | undefined {
   return after < INT64_MAX ? after + 1n : undefined
 }
 
-/**
- * What a write is counted as while it waits, besides its strings: the record, the
- * promise and the request waiting on it. A delete is counted as this alone.
- */
+/** A waiting write's size besides its strings (record, promise, request); a delete's whole size. */
 export const WRITE_OVERHEAD_BYTES = 128
 
 /** An estimate of the memory a plant holds while it waits to be written: its strings are UTF-16. */

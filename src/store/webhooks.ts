@@ -1,10 +1,8 @@
 import type { DeliveryStatus } from '../../schemas/webhook.ts'
 import type { StoredPlant } from './store.ts'
 
-// What the webhooks module needs of a store: subscriptions, and the outbox of their
-// deliveries. A delivery is written in the same transaction as the plant it announces
-// (each engine's create does it), so a committed plant is always announced and nothing
-// uncommitted ever is.
+// A delivery is written in the same transaction as its plant: every committed plant is
+// announced, nothing uncommitted ever is.
 
 export interface StoredSubscription {
   id: string
@@ -17,10 +15,7 @@ export interface StoredSubscription {
 export interface StoredDelivery {
   /** Ascending in creation order within a store: the cursor of the delivery log. */
   seq: number
-  /**
-   * `msg_`, the creation time in ms as 12 hex digits, then 80 random bits as 20: time
-   * first, so a new id lands at the end of the unique index rather than dirtying any page.
-   */
+  /** `msg_` + 12 hex digits of ms + 20 of random: time first, so new ids append to the index. */
   id: string
   webhookId: string
   plantId: bigint
@@ -73,10 +68,7 @@ export interface WebhookStore {
   deliveries: (webhookId: string, page: DeliveryPage) => Promise<StoredDelivery[]>
   /** Starts a delivered or failed delivery over: pending, no attempts, due now. */
   restart: (webhookId: string, deliveryId: string) => Promise<RestartOutcome>
-  /**
-   * Leases up to `limit` of a subscription's deliveries that are due, oldest due first,
-   * for `leaseMs`; a delivery leased elsewhere and not expired is skipped.
-   */
+  /** Leases up to `limit` due deliveries, oldest first, for `leaseMs`; live leases elsewhere are skipped. */
   claim: (webhookId: string, limit: number, leaseMs: number) => Promise<DueDelivery[]>
   /** Records an attempt of a leased delivery and releases the lease; ignored once the lease was lost. */
   record: (delivery: DueDelivery, attempt: AttemptRecord) => Promise<void>

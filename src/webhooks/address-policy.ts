@@ -10,8 +10,7 @@ const RESOLVE_TIMEOUT_MS = 5000
 const MAX_HOST_LENGTH = 253
 // A message names at most this many characters of a host.
 const MAX_ECHO = 100
-// The only IPv6 addresses routed on the internet; the rest of the space (the IPv4-compatible
-// ::a.b.c.d among it, which ipaddr.js calls unicast) is reserved.
+// The only IPv6 space routed on the internet; ipaddr.js calls some reserved space (::a.b.c.d) unicast.
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3')
 
 /** A URL or an address a webhook may not go to; the message says why. */
@@ -23,10 +22,8 @@ export class AddressRefused extends Error {
 }
 
 /**
- * True for an address on the public internet. Everything ipaddr.js names a special range
- * is refused: loopback, private, link-local (cloud metadata at 169.254.169.254 too),
- * carrier-grade NAT, multicast, unspecified, reserved, and the IPv6 forms that embed an
- * IPv4 address (mapped, NAT64, 6to4, Teredo), which could lead back to any of them.
+ * True for a public address: every special range of ipaddr.js is refused (cloud metadata
+ * too), and IPv6 forms embedding IPv4 (NAT64, 6to4, Teredo), which could lead back to them.
  */
 export function isPublic (address: string): boolean {
   if (!ipaddr.isValid(address)) return false
@@ -42,10 +39,8 @@ export function isPublic (address: string): boolean {
 }
 
 /**
- * An IPv6 address with its last 32 bits in dotted form, written in hex. Resolvers print an
- * address of ::/96 (IPv4-compatible, reserved) as `::a.b.c.d`, which ipaddr.js reads as
- * the IPv4-mapped `::ffff:a.b.c.d`, and so as a.b.c.d; WHATWG's URL parser writes it as
- * it is. Throws for what the URL parser does not take.
+ * A dotted-tail IPv6 address in hex: ipaddr.js reads `::a.b.c.d` (reserved) as the mapped
+ * `::ffff:a.b.c.d`, WHATWG's URL parser does not. Throws for what URL does not take.
  */
 function inHex (address: string): string {
   if (!address.includes(':') || !address.includes('.')) return address
@@ -53,10 +48,8 @@ function inHex (address: string): string {
 }
 
 /**
- * Where webhooks may go (no SSRF): by default an https URL whose host resolves only to
- * public addresses, checked when subscribing and again at every attempt, against the
- * addresses the connection is actually made to (a name may resolve elsewhere by then).
- * `allowPrivate` lifts both rules, for development and tests.
+ * No SSRF: https to public addresses only, checked at subscribing and at every connection
+ * (a name may resolve elsewhere by then). `allowPrivate` lifts both, for development.
  */
 export class AddressPolicy {
   readonly #allowPrivate: boolean
@@ -81,7 +74,7 @@ export class AddressPolicy {
     }
     this.allowProtocol(url.protocol)
     if (url.username !== '' || url.password !== '') throw new AddressRefused('the url must not hold a user name or password')
-    // Port 0 reaches nothing: every delivery would be refused, and retried for a day.
+    // Port 0 reaches nothing: every delivery would be retried for a day.
     if (url.port === '0') throw new AddressRefused('the url\'s port must be from 1 to 65535')
     await this.addresses(url.hostname)
     return url

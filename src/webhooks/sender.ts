@@ -20,17 +20,13 @@ export interface AttemptResult {
   error?: string
 }
 
-// A receiver's answer is not read, only drained so the connection can be used again;
-// past this many bytes, or pieces (a chunk of a chunked body, or what one read brought),
-// the connection is dropped instead: a body of one-byte chunks, each with a 60 KB
-// extension, was 64 KiB after 3.9 GB.
+// A receiver's answer is only drained for reuse; past these bytes or pieces (chunks or
+// reads: tiny chunks with huge extensions) the connection is dropped instead.
 const MAX_ANSWER_BYTES = 64 * 1024
 const MAX_ANSWER_PIECES = 16
-// Interim answers (1xx) before the final one: a receiver repeating 103 Early Hints held a
-// core for the whole attempt.
+// Interim (1xx) answers before the final one: endless 103s would hold a core.
 const MAX_INTERIM_ANSWERS = 8
-// However long a receiver asks for (Keep-Alive: timeout=…), an idle connection to it is
-// closed after this; undici would have kept it up to 10 minutes.
+// An idle connection closes after this, whatever Keep-Alive: timeout the receiver asks.
 const KEEP_ALIVE_MAX_MS = 10_000
 // What a failure is recorded as is a peer's words: bounded, and without control characters.
 const MAX_ERROR_LENGTH = 200
@@ -38,10 +34,8 @@ const MAX_ERROR_LENGTH = 200
 class TimedOut extends Error {}
 
 /**
- * Makes one delivery attempt, a signed POST: only a 2xx within the timeout acknowledges it
- * (redirects are never followed). An attempt holds its kept-alive connection until its
- * answer is drained, so attempts in flight bound the connections; every connection is
- * checked against the policy, the address actually connected to included.
+ * Signed POST attempts: only a 2xx within the timeout acknowledges (no redirects). Every
+ * connection is checked against the policy, the address actually connected to included.
  */
 export class Sender {
   readonly #policy: AddressPolicy
@@ -55,10 +49,8 @@ export class Sender {
     this.#timeoutMs = timeoutMs
     const connect = buildConnector({ lookup: policy.lookup, timeout: timeoutMs })
     this.#agent = new Agent({
-      // No connection limit of the agent's own (connections: null): the dispatcher bounds
-      // the attempts of each subscription, and subscriptions to one host must not queue
-      // behind each other. One request at a time on a connection: a receiver that hangs
-      // holds up only its own attempt.
+      // The dispatcher bounds attempts per subscription, so none here (subscriptions to
+      // one host must not queue); one request per connection, so a hang holds one attempt.
       connections: null,
       pipelining: 1,
       keepAliveMaxTimeout: KEEP_ALIVE_MAX_MS,
@@ -81,8 +73,7 @@ export class Sender {
   async send ({ url, key, id, payload }: Attempt): Promise<AttemptResult> {
     let target: URL
     try {
-      // Parsed again: a URL in the store that no longer parses (written there by hand)
-      // is that subscription's failure, never the process's.
+      // A stored URL that no longer parses fails that subscription, not the process.
       target = new URL(url)
       // Checked again: the service may have been started since with a stricter policy.
       this.#policy.allowProtocol(target.protocol)
@@ -128,9 +119,8 @@ export class Sender {
 }
 
 /**
- * One attempt's side of undici's dispatch: the status decides the outcome, told only once
- * the body is drained (or the connection dropped past MAX_ANSWER_BYTES or MAX_ANSWER_PIECES),
- * so a slow body never frees a slot while its connection is busy. The deadline covers both.
+ * One attempt's undici handler: the status decides, told once the body is drained (or
+ * dropped), so a slot is never freed while its connection is busy. One deadline covers both.
  */
 class AttemptHandler implements Dispatcher.DispatchHandler {
   readonly #resolve: (result: AttemptResult) => void
@@ -181,9 +171,8 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
 
   onResponseError (_controller: Dispatcher.DispatchController, err: Error): void {
     clearTimeout(this.#timer)
-    // After the status, a broken, oversized or late body only loses the connection; a
-    // flood fails the attempt whatever the status said, so that the breaker pauses the
-    // receiver rather than the service parsing its floods for every delivery.
+    // After the status, a bad body only loses the connection; a flood fails the attempt,
+    // so the breaker pauses the receiver.
     const flood = err instanceof ReceiveBudgetExceeded
     this.#resolve(this.#result !== undefined && !flood ? this.#result : { ...this.#result, delivered: false, error: this.#describe(err) })
   }

@@ -1,0 +1,21 @@
+import type { Config } from '../config.ts'
+
+/** What no log line may show: the tokens, and the database password in each form it may be written. */
+export function secretsOf (config: Config): string[] {
+  const secrets = [...config.apiTokens]
+  if (config.database.engine !== 'postgres') return secrets
+  let url: URL
+  try {
+    url = new URL(config.database.url)
+  } catch {
+    return secrets // the driver will refuse it; nothing to find in it
+  }
+  for (const raw of [url.password, url.searchParams.get('password') ?? '']) {
+    if (raw === '') continue
+    secrets.push(raw)
+    try {
+      secrets.push(decodeURIComponent(raw))
+    } catch {}
+  }
+  return secrets
+}
