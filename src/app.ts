@@ -12,6 +12,7 @@ import { notFoundHandler, refuseUnrouted } from './http/unrouted.ts'
 import { buildValidatorCompiler, NO_QUERY } from './http/validation.ts'
 import { loggerOptions } from './log/logger.ts'
 import plants from './plants/plugin.ts'
+import answerBatches from './plugins/answer-batches.ts'
 import answerHeaders from './plugins/answer-headers.ts'
 import auth from './plugins/auth.ts'
 import closing from './plugins/closing.ts'
@@ -83,6 +84,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
 
   await app.register(unreadAnswers, { sendTimeoutMs: limits.sendTimeoutMs })
   await app.register(answerHeaders)
+  await app.register(answerBatches)
   // Before refuseUnrouted: a preflight is answered first, and a 404 is readable by the page.
   if (config.corsOrigins.length > 0) await app.register(cors, { origins: config.corsOrigins })
   app.addHook('onRequest', requireOriginForm)
