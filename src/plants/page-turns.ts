@@ -1,34 +1,40 @@
-import { setImmediate as nextTurn } from 'node:timers/promises'
-
 // Bytes of pages one event-loop turn serves before the next page waits for a later turn.
 const TURN_BYTES = 512 * 1024
 
 /**
- * Every request a turn reads is handled within it: without this, a burst of large pages
- * held other clients' requests (health checks too) for seconds. Past TURN_BYTES a page
- * waits for a later turn, so other requests are read between pages.
+ * Large pages share the event loop's turns with every other request: past TURN_BYTES in a
+ * turn, pages wait their turn one by one (FIFO), so the requests read in between are served.
  */
 export class PageTurns {
   #spent = 0
-  #resetting = false
+  readonly #waiting: Array<() => void> = []
+  #turnEnding = false
 
   /** Nothing when this turn has room (the page goes on at once, in order); else a wait for a turn that has. */
   room (): Promise<void> | undefined {
-    return this.#spent < TURN_BYTES ? undefined : this.#wait()
-  }
-
-  /** Counts a page's bytes against this turn. */
-  spent (bytes: number): void {
-    this.#spent += bytes
-    if (this.#resetting) return
-    this.#resetting = true
-    setImmediate(() => {
-      this.#resetting = false
-      this.#spent = 0
+    if (this.#spent < TURN_BYTES && this.#waiting.length === 0) return undefined
+    return new Promise<void>((resolve) => {
+      this.#waiting.push(resolve)
+      this.#endTurn()
     })
   }
 
-  async #wait (): Promise<void> {
-    while (this.#spent >= TURN_BYTES) await nextTurn()
+  /** Counts a page's bytes (0 for one that failed) and lets the next page start if the turn has room. */
+  spent (bytes: number): void {
+    this.#spent += bytes
+    this.#endTurn()
+    if (this.#spent < TURN_BYTES) this.#waiting.shift()?.()
+  }
+
+  // One page at least starts each turn, the rest wait for later ones.
+  #endTurn (): void {
+    if (this.#turnEnding) return
+    this.#turnEnding = true
+    setImmediate(() => {
+      this.#turnEnding = false
+      this.#spent = 0
+      this.#waiting.shift()?.()
+      if (this.#waiting.length > 0) this.#endTurn()
+    })
   }
 }

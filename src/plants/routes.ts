@@ -30,15 +30,21 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
     const { limit = DEFAULT_LIMIT, after, tag } = request.query
     const turn = turns.room()
     if (turn !== undefined) await turn
-    // One more than asked tells whether another page exists without counting the store.
-    const page = await store.list({ limit: limit + 1, after, tag })
-    const { end, bytes } = withinBudget(page, Math.min(limit, page.length))
-    turns.spent(bytes)
-    if (end < page.length) {
-      page.length = end
-      reply.header('link', nextPageLink(limit, page[end - 1], tag))
+    let bytes = 0
+    try {
+      // One more than asked tells whether another page exists without counting the store.
+      const page = await store.list({ limit: limit + 1, after, tag })
+      let end
+      ({ end, bytes } = withinBudget(page, Math.min(limit, page.length)))
+      if (end < page.length) {
+        page.length = end
+        reply.header('link', nextPageLink(limit, page[end - 1], tag))
+      }
+      return page
+    } finally {
+      // A page that failed spends nothing, and lets the next one start.
+      turns.spent(bytes)
     }
-    return page
   })
 
   app.get('/plants/:id', { schema: getPlant, config: { scope: 'plants:read' } }, async (request, reply) => {
