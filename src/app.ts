@@ -93,7 +93,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   await app.register(closing)
   await app.register(metrics)
   await app.register(docs)
-  await app.register(tokens, { tokens: config.tokens, file: config.tokensFile })
+  await app.register(tokens, { tokens: config.tokens, file: config.tokensFile, generated: config.generatedToken !== undefined })
 
   await app.register(root)
   await app.register(health)

@@ -23,23 +23,25 @@ export class RequestLog extends LogController {
   }
 }
 
-// RFC 6750 lets a client send its token in the query; the service refuses it there, but logs the URL.
-const TOKEN_PARAMETER = 'access_token='
+// RFC 6750's query parameter for a token: refused by the service, but the URL is logged.
+const TOKEN_PARAMETER = 'access_token'
+const PERCENT_ESCAPE = /%([0-9a-f]{2})/gi
 
-/** The URL as logged: every access_token parameter's value cut out. */
+/** The URL as logged: the value of every parameter a decoding, case-insensitive reader takes for access_token, cut out. */
 function loggedUrl (url: string): string {
-  let at = url.indexOf(TOKEN_PARAMETER)
-  if (at === -1) return url
-  let logged = ''
-  let from = 0
-  while (at !== -1) {
-    const value = at + TOKEN_PARAMETER.length
-    logged += `${url.slice(from, value)}[redacted]`
-    const end = url.indexOf('&', value)
-    from = end === -1 ? url.length : end
-    at = end === -1 ? -1 : url.indexOf(TOKEN_PARAMETER, end)
-  }
-  return logged + url.slice(from)
+  const query = url.indexOf('?')
+  if (query === -1) return url
+  const pairs = url.slice(query + 1).split('&').map((pair) => {
+    const equals = pair.indexOf('=')
+    const name = equals === -1 ? pair : pair.slice(0, equals)
+    return equals !== -1 && decoded(name).toLowerCase() === TOKEN_PARAMETER ? `${name}=[redacted]` : pair
+  })
+  return `${url.slice(0, query + 1)}${pairs.join('&')}`
+}
+
+// Only %XX escapes (and +) are decoded: a malformed escape stays as it is, where decodeURIComponent throws.
+function decoded (name: string): string {
+  return name.replaceAll('+', ' ').replace(PERCENT_ESCAPE, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
 }
 
 /** What a request's line says of it; a new fact about requests is one more field here. */

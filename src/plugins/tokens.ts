@@ -8,6 +8,8 @@ export interface TokensOptions {
   tokens: Token[]
   /** API_TOKENS_FILE, read again by reloadTokens; unset with API_TOKENS. */
   file?: string
+  /** The token in force is the generated development token (neither API_TOKENS nor a file). */
+  generated?: boolean
 }
 
 declare module 'fastify' {
@@ -23,13 +25,13 @@ declare module 'fastify' {
 }
 
 // fastify-plugin: the app needs `reloadTokens` and every request its `token`; auth guards only the API.
-async function tokens (app: FastifyInstance, { tokens: initial, file }: TokensOptions): Promise<void> {
+async function tokens (app: FastifyInstance, { tokens: initial, file, generated = false }: TokensOptions): Promise<void> {
   const registry = new TokenRegistry(initial)
   app.decorate('tokens', registry)
   app.decorateRequest('token', null)
   app.decorate('reloadTokens', () => {
     if (file === undefined) {
-      app.log.warn('no API_TOKENS_FILE to reload: the tokens of API_TOKENS stay in force')
+      app.log.warn(`no API_TOKENS_FILE to reload: ${generated ? 'the generated development token stays' : 'the tokens of API_TOKENS stay'} in force`)
       return false
     }
     try {

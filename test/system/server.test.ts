@@ -1,5 +1,6 @@
 import t from 'tap'
 import { failedStart, logsArrived, startServer, waitForLine } from '../helpers/server.ts'
+import { retryUntil } from '../helpers/wait.ts'
 
 t.test('with neither API_TOKENS nor API_TOKENS_FILE the service makes a token, prints it once, and runs closed', async (t) => {
   const server = await startServer(t, { API_TOKENS: '' })
@@ -47,6 +48,12 @@ t.test('logs are JSON lines, one per request, with its time, client and error co
   await server.request('GET', `/plants?limit=1&access_token=${token}&access_token=wrong-token-456`, { token })
   const queried = JSON.parse(await waitForLine(server.stdout, /"code":"unknown_parameter"/))
   t.equal(queried.url, '/plants?limit=1&access_token=[redacted]&access_token=[redacted]', 'a token in the URL is cut out of it')
+  // Spelled as a decoding, case-insensitive reader still takes it.
+  for (const query of [`ACCESS_TOKEN=${token}`, `access%5Ftoken=${token}`, `x=1&%61ccess_token=${token}`, `Access%5fToken=${token}&limit=1`]) {
+    await server.request('GET', `/plants?${query}`, { token: null })
+  }
+  const spelled = await retryUntil(async () => server.stdout.filter((line) => /"url":"\/plants\?[^"]*\[redacted\]/.test(line)).length, (n) => n >= 6, 5000, 10)
+  t.equal(spelled.value, 6, 'every spelling is cut out too')
   await logsArrived()
   const all = server.stdout.join('\n') + server.stderr.join('\n')
   t.notOk(all.includes(token), 'the valid token is not logged')

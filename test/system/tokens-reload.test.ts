@@ -46,6 +46,13 @@ t.test('without a tokens file there is nothing to reload, and API_TOKENS stay in
   t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200)
 })
 
+t.test('without a tokens file, SIGHUP says the generated development token stays in force', async (t) => {
+  const server = await startServer(t, { API_TOKENS: '' })
+  server.child.kill('SIGHUP')
+  await logged(server, /no API_TOKENS_FILE to reload: the generated development token stays in force/, 1)
+  t.pass('logged, naming the generated token')
+})
+
 /** Resolves once the process has logged `pattern` `count` times. */
 async function logged (server: RunningServer, pattern: RegExp, count: number): Promise<void> {
   const { value } = await retryUntil(async () => server.stdout.filter((line) => pattern.test(line)).length, (n) => n >= count, 5000, 10)
