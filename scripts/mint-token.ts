@@ -55,7 +55,7 @@ function append (file: string, entry: TokenEntry): void {
   }
   // Renamed into place, so a reload at any moment reads the old file or the new, never half of one.
   const written = `${file}.${process.pid}.tmp`
-  writeFileSync(written, `${JSON.stringify(entries, null, 2)}\n`)
+  writeFileSync(written, `${JSON.stringify(entries, null, 2)}\n`, { mode: 0o600 })
   renameSync(written, file)
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { loadTokensFile } from '../tokens/file.ts'
+import { loadTokensFile, readableByOthers } from '../tokens/file.ts'
 import { TokenRegistry, type Token } from '../tokens/registry.ts'
 
 export interface TokensOptions {
@@ -27,6 +27,11 @@ declare module 'fastify' {
 // fastify-plugin: the app needs `reloadTokens` and every request its `token`; auth guards only the API.
 async function tokens (app: FastifyInstance, { tokens: initial, file, generated = false }: TokensOptions): Promise<void> {
   const registry = new TokenRegistry(initial)
+  const warnIfReadable = (): void => {
+    const warning = file === undefined ? undefined : readableByOthers(file)
+    if (warning !== undefined) app.log.warn(`API_TOKENS_FILE ${warning}`)
+  }
+  warnIfReadable()
   app.decorate('tokens', registry)
   app.decorateRequest('token', null)
   app.decorate('reloadTokens', () => {
@@ -41,6 +46,7 @@ async function tokens (app: FastifyInstance, { tokens: initial, file, generated 
       return false
     }
     app.log.info({ tokens: registry.names }, 'API_TOKENS_FILE reloaded: these tokens are in force')
+    warnIfReadable()
     return true
   })
 }

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType } from '@sinclair/typebox/errors'
@@ -23,6 +23,17 @@ export function loadTokensFile (file: string): Token[] {
     scopes: new Set(scopes),
     expiresAt: expiresAt === undefined ? undefined : new Date(expiresAt)
   }))
+}
+
+/** Why others may read the file (it holds only hashes, which still name every token and scope), or undefined. */
+export function readableByOthers (file: string): string | undefined {
+  let mode
+  try {
+    mode = statSync(file).mode & 0o777
+  } catch {
+    return undefined // gone since it was read: the next reload says so
+  }
+  return (mode & 0o044) === 0 ? undefined : `${file} has mode 0${mode.toString(8)}: others may read it; chmod 600`
 }
 
 /** The file's entries, read and checked; a refusal names the file first. */
@@ -53,7 +64,10 @@ export function readEntries (file: string): TokenEntry[] {
 function readBounded (file: string): string {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
   try {
-    if (!fstatSync(fd).isFile()) throw new TokensFileError(`${file} is not a regular file: a tokens file is read again on SIGHUP, which a pipe or a device cannot be`)
+    const stat = fstatSync(fd)
+    if (!stat.isFile()) throw new TokensFileError(`${file} is not a regular file: a tokens file is read again on SIGHUP, which a pipe or a device cannot be`)
+    // Whoever may write the file may grant themselves any scope.
+    if ((stat.mode & 0o022) !== 0) throw new TokensFileError(`${file} has mode 0${(stat.mode & 0o777).toString(8)}: others may write it and grant themselves any scope; chmod go-w (0600 is best)`)
     const buffer = Buffer.alloc(MAX_FILE_BYTES + 1)
     let length = 0
     for (;;) {

@@ -24,7 +24,7 @@ export function entryOf ({ name, value, scopes, expiresAt }: TestToken): Record<
  * never reads half a file), and returns its path. `content` as it is when a string.
  */
 export function writeTokens (path: string, content: TestToken[] | string): string {
-  writeFileSync(`${path}.tmp`, typeof content === 'string' ? content : JSON.stringify(content.map(entryOf)))
+  writeFileSync(`${path}.tmp`, typeof content === 'string' ? content : JSON.stringify(content.map(entryOf)), { mode: 0o600 })
   renameSync(`${path}.tmp`, path)
   return path
 }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process'
+import { chmodSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import t from 'tap'
@@ -106,6 +107,11 @@ t.test('the service refuses to start on a bad tokens file, with the message on s
   t.match(missing.stderr, `plant-store: cannot start: API_TOKENS_FILE ${dir}/missing.json cannot be read`)
   const both = await failedStart({ API_TOKENS_FILE: file, API_TOKENS: 'test-token-0123456789' })
   t.match(both.stderr, 'API_TOKENS and API_TOKENS_FILE are both set')
+  const writable = writeTokens(`${dir}/writable.json`, [reader])
+  chmodSync(writable, 0o664)
+  const open = await failedStart({ API_TOKENS_FILE: writable })
+  t.equal(open.code, 1)
+  t.match(open.stderr, `plant-store: cannot start: API_TOKENS_FILE ${writable} has mode 0664: others may write it`)
 })
 
 t.test('an empty tokens file accepts no token', async (t) => {

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { execFileSync } from 'node:child_process'
-import { readdirSync, readlinkSync, rmSync } from 'node:fs'
+import { chmodSync, readdirSync, readlinkSync, rmSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import { assertError, AUTH, testApp } from '../helpers/app.ts'
@@ -44,6 +44,23 @@ t.test('without a tokens file there is nothing to reload, and API_TOKENS stay in
   const app = await testApp(t)
   t.equal(app.reloadTokens(), false)
   t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200)
+})
+
+t.test('a tokens file others may write is refused on SIGHUP; one others may read is loaded with a warning', async (t) => {
+  const file = writeTokens(`${t.testdir()}/tokens.json`, [keeper])
+  const server = await startServer(t, { API_TOKENS: '', API_TOKENS_FILE: file })
+  const status = async (token: typeof keeper) => (await server.request('GET', '/plants', { token: token.value })).statusCode
+  writeTokens(file, [newcomer])
+  chmodSync(file, 0o666)
+  server.child.kill('SIGHUP')
+  await logged(server, /API_TOKENS_FILE not reloaded/, 1)
+  t.ok(server.stdout.some((line) => line.includes('others may write it')), 'the refusal says why')
+  t.same([await status(keeper), await status(newcomer)], [200, 401], 'the previous tokens stay in force')
+  chmodSync(file, 0o644)
+  server.child.kill('SIGHUP')
+  await logged(server, /API_TOKENS_FILE reloaded/, 1)
+  await logged(server, /others may read it/, 1)
+  t.same([await status(keeper), await status(newcomer)], [401, 200], 'loaded, with a warning')
 })
 
 t.test('without a tokens file, SIGHUP says the generated development token stays in force', async (t) => {
