@@ -15,7 +15,7 @@ import { retryUntil } from './helpers/wait.ts'
 // Real answers, over HTTP, held against the headers the contract declares for their
 // operation and status: each header it declares required is there, and each header sent
 // is declared, but those every answer has, whatever its operation (HTTP's own, the
-// request id and the security headers: see Security in the README).
+// request id and the security headers: see docs/security.md).
 const EVERY_ANSWER = new Set([
   'content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding',
   'x-request-id', ...Object.keys(apiSecurityHeaders)

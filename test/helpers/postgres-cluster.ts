@@ -225,7 +225,7 @@ export async function startPostgres (t: Teardowns): Promise<PostgresServer> {
     port = await freePort()
     await appendFile(join(data, 'postgresql.conf'), [
       '',
-      '# scripts/postgres-cluster.ts',
+      '# test/helpers/postgres-cluster.ts',
       "listen_addresses = '127.0.0.1'",
       `port = ${port}`,
       `unix_socket_directories = '${dir.replaceAll("'", "''")}'`,

@@ -1,7 +1,7 @@
 /**
  * The tap-only part of the PostgreSQL test harness: a client whose end is the test's
  * teardown. The throwaway cluster itself (startPostgres, postgresUnavailable) is in
- * scripts/postgres-cluster.ts, shared with the bench, which must not import test code.
+ * postgres-cluster.ts beside it, which the bench uses too: it imports nothing of tap.
  */
 import pg from 'pg'
 import type { Test } from 'tap'
