@@ -18,6 +18,22 @@ const SUBSCRIBED = 'EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = webhook_d
 const SUBSCRIBE = `INSERT INTO webhooks (id, url, secret, created_at)
   SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM webhooks) < $5`
 
+// The deliveries, a chunk at a time, of the first subscription id among them that no
+// subscription has: the distinct ids are walked one index seek each (a handful), never the
+// deliveries themselves. SKIP LOCKED: instances sweeping at once take different rows.
+const SWEEP = `WITH RECURSIVE ids (id) AS (
+    (SELECT webhook_id FROM webhook_deliveries ORDER BY webhook_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT webhook_id FROM webhook_deliveries WHERE webhook_id > ids.id ORDER BY webhook_id LIMIT 1) FROM ids WHERE ids.id IS NOT NULL
+  ), orphan AS (
+    SELECT id FROM ids WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = ids.id) LIMIT 1
+  )
+  DELETE FROM webhook_deliveries WHERE seq IN (
+    SELECT seq FROM webhook_deliveries WHERE webhook_id = (SELECT id FROM orphan) LIMIT $1 FOR UPDATE SKIP LOCKED)`
+
+const PRUNE = `DELETE FROM webhook_deliveries WHERE seq IN (
+  SELECT seq FROM webhook_deliveries WHERE status <> 'pending' AND settled_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`
+
 // FOR UPDATE SKIP LOCKED: instances claiming at the same moment take different rows
 // instead of waiting for each other; the lease then keeps a row from being claimed again
 // until it expires, which is how another instance takes over from one that died.
@@ -73,15 +89,15 @@ export class PostgresWebhooks implements WebhookStore {
   }
 
   /**
-   * Two statements, not one: the first waits for the creates announcing to the
-   * subscription (they lock it) to commit, and the second, reading after that, finds
-   * their deliveries too. Should the process die between them, what is left is never
-   * claimed nor counted, and prune deletes it.
+   * Waits for the creates announcing to the subscription (they lock it) to commit; their
+   * deliveries, as any left without a subscription, are then deleted by sweep.
    */
   async unsubscribe (id: string): Promise<boolean> {
-    if ((await this.#query('DELETE FROM webhooks WHERE id = $1', [id])).rowCount !== 1) return false
-    await this.#query('DELETE FROM webhook_deliveries WHERE webhook_id = $1', [id])
-    return true
+    return (await this.#query('DELETE FROM webhooks WHERE id = $1', [id])).rowCount === 1
+  }
+
+  async sweep (limit: number): Promise<number> {
+    return (await this.#query(SWEEP, [limit])).rowCount ?? 0
   }
 
   async deliveries (webhookId: string, { limit, before }: DeliveryPage): Promise<StoredDelivery[]> {
@@ -121,9 +137,8 @@ export class PostgresWebhooks implements WebhookStore {
     return rows[0].count
   }
 
-  async prune (settledBefore: Date): Promise<number> {
-    return (await this.#query(`DELETE FROM webhook_deliveries
-      WHERE (status <> 'pending' AND settled_at < $1) OR NOT ${SUBSCRIBED}`, [settledBefore])).rowCount ?? 0
+  async prune (settledBefore: Date, limit: number): Promise<number> {
+    return (await this.#query(PRUNE, [settledBefore, limit])).rowCount ?? 0
   }
 
   onAnnounced (listener: () => void): void {
