@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
+import pg from 'pg'
 import type { DeliveryStatus } from '../../schemas/webhook.ts'
 import type { Query } from './postgres-plants.ts'
+import type { Script } from './postgres-pool.ts'
 import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 import type {
   AttemptRecord, DeliveryPage, DueDelivery, RestartOutcome, StoredDelivery, StoredSubscription, WebhookStore
@@ -13,10 +15,19 @@ import type {
 // A delivery whose subscription is gone (see unsubscribe) is never claimed nor counted.
 const SUBSCRIBED = 'EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = webhook_deliveries.webhook_id)'
 
-// The count and the insert are one statement; two instances subscribing at the same
-// moment may each see room for one more, so the limit can be passed by the few racing.
-const SUBSCRIBE = `INSERT INTO webhooks (id, url, secret, created_at)
-  SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM webhooks) < $5`
+// The count and the insert run after the lock (any fixed number, the same in every
+// instance): subscribes take turns, across instances, and the limit holds. Sent together,
+// one implicit transaction holding the lock for one round trip; in READ COMMITTED the
+// INSERT, begun once the lock is taken, counts what every subscribe before it committed.
+const SUBSCRIBE_LOCK = '7140531842950291128'
+
+/** The subscribe script, its values escaped by pg: a script's statements take no parameters. */
+function subscribeScript ({ id, url, secret, createdAt }: StoredSubscription, max: number): string {
+  const [idText, urlText, secretText, createdText] = [id, url, secret, createdAt.toISOString()].map((value) => pg.escapeLiteral(value))
+  return `SELECT pg_advisory_xact_lock(${SUBSCRIBE_LOCK});
+    INSERT INTO webhooks (id, url, secret, created_at) SELECT ${idText}, ${urlText}, ${secretText}, ${createdText}::timestamptz
+    WHERE (SELECT count(*) FROM webhooks) < ${Math.trunc(max)}`
+}
 
 // The deliveries, a chunk at a time, of the first subscription id among them that no
 // subscription has: the distinct ids are walked one index seek each (a handful), never the
@@ -68,10 +79,12 @@ const RESTART = `WITH target AS (SELECT seq, status FROM webhook_deliveries WHER
 
 export class PostgresWebhooks implements WebhookStore {
   readonly #query: Query
+  readonly #script: Script
   #listener = (): void => {}
 
-  constructor (query: Query) {
+  constructor (query: Query, script: Script) {
     this.#query = query
+    this.#script = script
   }
 
   /** Called by the store after a create statement that inserted plants has committed. */
@@ -79,8 +92,9 @@ export class PostgresWebhooks implements WebhookStore {
     this.#listener()
   }
 
-  async subscribe ({ id, url, secret, createdAt }: StoredSubscription, max: number): Promise<boolean> {
-    return (await this.#query(SUBSCRIBE, [id, url, secret, createdAt, max])).rowCount === 1
+  async subscribe (subscription: StoredSubscription, max: number): Promise<boolean> {
+    const [, inserted] = await this.#script(subscribeScript(subscription, max))
+    return inserted.rowCount === 1
   }
 
   async subscriptions (): Promise<StoredSubscription[]> {
