@@ -80,3 +80,30 @@ t.test('OutboxCleanup deletes everything due, a chunk per statement, from its st
   t.equal(count(dir, '1'), 1, 'only the live pending delivery is left')
   t.ok(deleted.every((n) => n <= CLEANUP_CHUNK), `no statement deleted more than ${CLEANUP_CHUNK}: ${deleted.join(', ')}`)
 })
+
+t.test('OutboxCleanup: a failed cleanup is logged and tried at the next wake; a wake while one runs runs it once more after', async (t) => {
+  let sweeps = 0
+  let down = true
+  const logged: string[] = []
+  const webhooks = {
+    sweep: async () => {
+      sweeps++
+      if (down) throw new Error('the store is down')
+      return 0
+    },
+    prune: async () => 0
+  } as unknown as WebhookStore
+  const cleanup = new OutboxCleanup(webhooks, { debug: (_: unknown, msg: string) => logged.push(msg) } as unknown as typeof log)
+  t.teardown(async () => await cleanup.close())
+  cleanup.start()
+  await retryUntil(async () => logged.length, (n) => n === 1, 1000, 5)
+  t.same([sweeps, logged], [1, ['webhooks: cannot clean up the outbox; trying again later']], 'logged, not thrown')
+  down = false
+  cleanup.wake()
+  cleanup.wake()
+  await retryUntil(async () => sweeps, (n) => n === 3, 1000, 5)
+  await cleanup.close()
+  t.equal(sweeps, 3, 'run again, then once more for the wake that came meanwhile')
+  cleanup.wake()
+  t.equal(sweeps, 3, 'nothing runs once closed')
+})
