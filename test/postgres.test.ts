@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
+import pino from 'pino'
 import t from 'tap'
+import { PostgresStore } from '../src/store/postgres.ts'
 import { SELECT_PAGE_BY_TAG } from '../src/store/postgres-plants.ts'
 import { SCHEMA_VERSION } from '../src/store/postgres-schema.ts'
+import { RETENTION_MS } from '../src/webhooks/dispatch-policy.ts'
+import { CLEANUP_CHUNK } from '../src/webhooks/outbox-cleanup.ts'
 import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
 import { postgresUnavailable, startPostgres } from './helpers/postgres-cluster.ts'
 import { pgClient } from './helpers/postgres.ts'
@@ -155,5 +159,26 @@ t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
     // Down until the probe finds the database answering: within a second or so.
     const { value: res, ms } = await retryUntil(async () => await app.inject({ url: '/plants/1', headers: AUTH }), (res) => res.statusCode === 200, 5000)
     t.equal(res.body, '{"id":1,"name":"kept"}', `served again after ${ms} ms`)
+  })
+
+  t.test('the outbox cleanup deletes a bounded chunk per statement: the orphans of a deleted subscription, then old settled deliveries', async (t) => {
+    const url = await server.createDatabase('cleanup')
+    const store = await PostgresStore.open(url, 2, { log: pino({ level: 'silent' }), maxBatch: 100, maxQueueBytes: 1 << 20, onBatch: () => {} })
+    t.teardown(async () => await store.close())
+    const client = await pgClient(t, url)
+    const rows = 2 * CLEANUP_CHUNK + 100
+    await client.query("INSERT INTO webhooks (id, url, secret) VALUES ('wh_live', 'http://127.0.0.1:9/', 'whsec_AAAA')")
+    const insert = `INSERT INTO webhook_deliveries (id, webhook_id, plant_id, payload, status, settled_at)
+      SELECT 'msg_' || $1 || i, $1, i, '\\x7b7d', $2, $3 FROM generate_series(1, $4) AS i`
+    await client.query(insert, ['wh_gone', 'pending', null, rows])
+    await client.query(insert, ['wh_live', 'failed', new Date(Date.now() - RETENTION_MS - 60_000), rows])
+    await client.query(insert, ['wh_kept', 'pending', null, 1])
+    await client.query("INSERT INTO webhooks (id, url, secret) VALUES ('wh_kept', 'http://127.0.0.1:9/', 'whsec_AAAA')")
+    const cutoff = new Date(Date.now() - RETENTION_MS)
+    const swept = [await store.webhooks.sweep(CLEANUP_CHUNK), await store.webhooks.sweep(CLEANUP_CHUNK), await store.webhooks.sweep(CLEANUP_CHUNK)]
+    t.same(swept, [CLEANUP_CHUNK, CLEANUP_CHUNK, 100], 'sweep: a chunk at a time')
+    const pruned = [await store.webhooks.prune(cutoff, CLEANUP_CHUNK), await store.webhooks.prune(cutoff, CLEANUP_CHUNK), await store.webhooks.prune(cutoff, CLEANUP_CHUNK)]
+    t.same(pruned, [CLEANUP_CHUNK, CLEANUP_CHUNK, 100], 'prune: a chunk at a time')
+    t.same((await client.query('SELECT webhook_id FROM webhook_deliveries')).rows, [{ webhook_id: 'wh_kept' }], 'a subscribed pending delivery stays')
   })
 })

@@ -54,6 +54,20 @@ export class PostgresPool {
    * and throws StoreUnavailable; any other error is the statement's own.
    */
   async query<R extends pg.QueryResultRow = pg.QueryResultRow> (text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    return await this.#run(text, async (client) => await client.query<R>({ name: statementName(text), text, values }))
+  }
+
+  /**
+   * Runs statements sent together, their values written in, as one implicit transaction:
+   * one round trip, and each statement sees what committed before it began; resolves with
+   * each one's result. Not prepared, as a prepared statement is one statement.
+   */
+  async script (text: string): Promise<pg.QueryResult[]> {
+    return await this.#run(text, async (client) => [await client.query(text)].flat())
+  }
+
+  /** Runs `work` on a connection of the pool; `text`, what it sends, sorts its errors. */
+  async #run<Result> (text: string, work: (client: pg.PoolClient) => Promise<Result>): Promise<Result> {
     let goneConnections = 0
     for (let run = 1; ; run++) {
       this.#available()
@@ -62,7 +76,7 @@ export class PostgresPool {
         client = await this.pool.connect()
         // The wait for a connection may have outlasted the start of an outage.
         this.#available()
-        const result = await client.query<R>({ name: statementName(text), text, values })
+        const result = await work(client)
         client.release()
         return result
       } catch (err) {
@@ -130,6 +144,9 @@ export class PostgresPool {
     return true
   }
 }
+
+/** Runs statements sent together as one implicit transaction: see PostgresPool.script. */
+export type Script = (text: string) => Promise<pg.QueryResult[]>
 
 // Named statements are parsed and planned once per connection; the texts are constants, so names are few.
 const statementNames = new Map<string, string>()

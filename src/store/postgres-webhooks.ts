@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
+import pg from 'pg'
 import type { DeliveryStatus } from '../../schemas/webhook.ts'
 import type { Query } from './postgres-plants.ts'
+import type { Script } from './postgres-pool.ts'
 import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 import type {
   AttemptRecord, DeliveryPage, DueDelivery, RestartOutcome, StoredDelivery, StoredSubscription, WebhookStore
@@ -13,10 +15,35 @@ import type {
 // A delivery whose subscription is gone (see unsubscribe) is never claimed nor counted.
 const SUBSCRIBED = 'EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = webhook_deliveries.webhook_id)'
 
-// The count and the insert are one statement; two instances subscribing at the same
-// moment may each see room for one more, so the limit can be passed by the few racing.
-const SUBSCRIBE = `INSERT INTO webhooks (id, url, secret, created_at)
-  SELECT $1, $2, $3, $4 WHERE (SELECT count(*) FROM webhooks) < $5`
+// The count and the insert run after the lock (any fixed number, the same in every
+// instance): subscribes take turns, across instances, and the limit holds. Sent together,
+// one implicit transaction holding the lock for one round trip; in READ COMMITTED the
+// INSERT, begun once the lock is taken, counts what every subscribe before it committed.
+const SUBSCRIBE_LOCK = '7140531842950291128'
+
+/** The subscribe script, its values escaped by pg: a script's statements take no parameters. */
+function subscribeScript ({ id, url, secret, createdAt }: StoredSubscription, max: number): string {
+  const [idText, urlText, secretText, createdText] = [id, url, secret, createdAt.toISOString()].map((value) => pg.escapeLiteral(value))
+  return `SELECT pg_advisory_xact_lock(${SUBSCRIBE_LOCK});
+    INSERT INTO webhooks (id, url, secret, created_at) SELECT ${idText}, ${urlText}, ${secretText}, ${createdText}::timestamptz
+    WHERE (SELECT count(*) FROM webhooks) < ${Math.trunc(max)}`
+}
+
+// The deliveries, a chunk at a time, of the first subscription id among them that no
+// subscription has: the distinct ids are walked one index seek each (a handful), never the
+// deliveries themselves. SKIP LOCKED: instances sweeping at once take different rows.
+const SWEEP = `WITH RECURSIVE ids (id) AS (
+    (SELECT webhook_id FROM webhook_deliveries ORDER BY webhook_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT webhook_id FROM webhook_deliveries WHERE webhook_id > ids.id ORDER BY webhook_id LIMIT 1) FROM ids WHERE ids.id IS NOT NULL
+  ), orphan AS (
+    SELECT id FROM ids WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = ids.id) LIMIT 1
+  )
+  DELETE FROM webhook_deliveries WHERE seq IN (
+    SELECT seq FROM webhook_deliveries WHERE webhook_id = (SELECT id FROM orphan) LIMIT $1 FOR UPDATE SKIP LOCKED)`
+
+const PRUNE = `DELETE FROM webhook_deliveries WHERE seq IN (
+  SELECT seq FROM webhook_deliveries WHERE status <> 'pending' AND settled_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED)`
 
 // FOR UPDATE SKIP LOCKED: instances claiming at the same moment take different rows
 // instead of waiting for each other; the lease then keeps a row from being claimed again
@@ -52,10 +79,12 @@ const RESTART = `WITH target AS (SELECT seq, status FROM webhook_deliveries WHER
 
 export class PostgresWebhooks implements WebhookStore {
   readonly #query: Query
+  readonly #script: Script
   #listener = (): void => {}
 
-  constructor (query: Query) {
+  constructor (query: Query, script: Script) {
     this.#query = query
+    this.#script = script
   }
 
   /** Called by the store after a create statement that inserted plants has committed. */
@@ -63,8 +92,9 @@ export class PostgresWebhooks implements WebhookStore {
     this.#listener()
   }
 
-  async subscribe ({ id, url, secret, createdAt }: StoredSubscription, max: number): Promise<boolean> {
-    return (await this.#query(SUBSCRIBE, [id, url, secret, createdAt, max])).rowCount === 1
+  async subscribe (subscription: StoredSubscription, max: number): Promise<boolean> {
+    const [, inserted] = await this.#script(subscribeScript(subscription, max))
+    return inserted.rowCount === 1
   }
 
   async subscriptions (): Promise<StoredSubscription[]> {
@@ -73,15 +103,15 @@ export class PostgresWebhooks implements WebhookStore {
   }
 
   /**
-   * Two statements, not one: the first waits for the creates announcing to the
-   * subscription (they lock it) to commit, and the second, reading after that, finds
-   * their deliveries too. Should the process die between them, what is left is never
-   * claimed nor counted, and prune deletes it.
+   * Waits for the creates announcing to the subscription (they lock it) to commit; their
+   * deliveries, as any left without a subscription, are then deleted by sweep.
    */
   async unsubscribe (id: string): Promise<boolean> {
-    if ((await this.#query('DELETE FROM webhooks WHERE id = $1', [id])).rowCount !== 1) return false
-    await this.#query('DELETE FROM webhook_deliveries WHERE webhook_id = $1', [id])
-    return true
+    return (await this.#query('DELETE FROM webhooks WHERE id = $1', [id])).rowCount === 1
+  }
+
+  async sweep (limit: number): Promise<number> {
+    return (await this.#query(SWEEP, [limit])).rowCount ?? 0
   }
 
   async deliveries (webhookId: string, { limit, before }: DeliveryPage): Promise<StoredDelivery[]> {
@@ -121,9 +151,8 @@ export class PostgresWebhooks implements WebhookStore {
     return rows[0].count
   }
 
-  async prune (settledBefore: Date): Promise<number> {
-    return (await this.#query(`DELETE FROM webhook_deliveries
-      WHERE (status <> 'pending' AND settled_at < $1) OR NOT ${SUBSCRIBED}`, [settledBefore])).rowCount ?? 0
+  async prune (settledBefore: Date, limit: number): Promise<number> {
+    return (await this.#query(PRUNE, [settledBefore, limit])).rowCount ?? 0
   }
 
   onAnnounced (listener: () => void): void {

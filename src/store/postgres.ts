@@ -47,7 +47,7 @@ export class PostgresStore implements PlantStore {
     this.#outage = new Outage(log, 'PostgreSQL', async () => await probe(url, PROBE))
     this.#pool = new PostgresPool(url, poolSize, log, this.#outage, () => this.#available())
     const query = this.#pool.query.bind(this.#pool)
-    this.webhooks = new PostgresWebhooks(query)
+    this.webhooks = new PostgresWebhooks(query, this.#pool.script.bind(this.#pool))
     this.#creates = new GroupCommit({
       write: async (plants) => {
         const results = await createBatch(query, plants)

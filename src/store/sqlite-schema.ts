@@ -12,7 +12,7 @@ const migrations: string[] = [
   // 2: listing by tag pages through an index range, as listing by id does through the rowid.
   'CREATE INDEX plants_by_tag ON plants (tag, id)',
   // 3: webhook subscriptions and the outbox of their deliveries. No foreign key: a
-  // subscription's deliveries are deleted with it, in the same transaction.
+  // subscription's deliveries are deleted after it, a chunk at a time (OutboxCleanup).
   `CREATE TABLE webhooks (
      id         TEXT PRIMARY KEY,
      url        TEXT NOT NULL,

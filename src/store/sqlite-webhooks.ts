@@ -23,6 +23,14 @@ interface DueRow { id: string, payload: Buffer, attempts: bigint }
 interface Claim { webhook: string, now: number, limit: number, lease: string, until: number }
 interface Outcome { id: string, lease: string, code: number | null, error: string | null, now: number, at: number }
 
+// The first subscription id among the deliveries that no subscription has: the distinct
+// ids are walked one index seek each (a handful), never the deliveries themselves.
+const FIRST_ORPHAN = `WITH RECURSIVE ids (id) AS (
+    SELECT min(webhook_id) FROM webhook_deliveries
+    UNION ALL
+    SELECT (SELECT min(webhook_id) FROM webhook_deliveries WHERE webhook_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
+  SELECT id FROM ids WHERE id IS NOT NULL AND id NOT IN (SELECT id FROM webhooks) LIMIT 1`
+
 const RELEASE = 'lease = NULL, lease_until = NULL, attempts = attempts + 1, last_status_code = @code'
 
 export class SqliteWebhooks implements WebhookStore {
@@ -51,7 +59,8 @@ export class SqliteWebhooks implements WebhookStore {
       subscribe: db.prepare<[string, string, string, number]>('INSERT INTO webhooks (id, url, secret, created_at) VALUES (?, ?, ?, ?)'),
       subscriptions: db.prepare<[], SubscriptionRow>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhooks ORDER BY rowid`),
       unsubscribe: db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?'),
-      dropDeliveries: db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE webhook_id = +?'),
+      sweep: db.prepare<[number]>(`DELETE FROM webhook_deliveries WHERE seq IN (
+        SELECT seq FROM webhook_deliveries WHERE webhook_id = (${FIRST_ORPHAN}) LIMIT +?)`),
       page: db.prepare<[string, number, number], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
         WHERE webhook_id = +? AND seq < ? ORDER BY seq DESC LIMIT +?`),
       status: db.prepare<[string, string], { status: DeliveryStatus }>('SELECT status FROM webhook_deliveries WHERE webhook_id = +? AND id = ?'),
@@ -59,7 +68,8 @@ export class SqliteWebhooks implements WebhookStore {
         last_error = NULL, next_attempt_at = ?, delivered_at = NULL, settled_at = NULL, lease = NULL, lease_until = NULL WHERE id = ?`),
       claim: db.prepare<[Claim], DueRow>(`UPDATE webhook_deliveries SET lease = @lease, lease_until = @until
         WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE webhook_id = +@webhook AND status = 'pending' AND next_attempt_at <= @now
-                        AND (lease_until IS NULL OR lease_until <= @now) ORDER BY next_attempt_at LIMIT +@limit)
+                        AND (lease_until IS NULL OR lease_until <= @now) AND EXISTS (SELECT 1 FROM webhooks WHERE id = @webhook)
+                        ORDER BY next_attempt_at LIMIT +@limit)
         RETURNING id, payload, attempts`),
       delivered: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'delivered', last_error = NULL,
         next_attempt_at = NULL, delivered_at = @now, settled_at = @now WHERE id = @id AND lease = @lease`),
@@ -68,8 +78,10 @@ export class SqliteWebhooks implements WebhookStore {
       failed: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'failed', last_error = @error,
         next_attempt_at = NULL, settled_at = @now WHERE id = @id AND lease = @lease`),
       release: db.prepare<[string, string]>('UPDATE webhook_deliveries SET lease = NULL, lease_until = NULL WHERE id = ? AND lease = ?'),
+      // Deliveries of a deleted subscription count until swept: seconds, and the count stays an index count.
       pending: db.prepare<[], { count: bigint }>('SELECT count(*) AS count FROM webhook_deliveries WHERE status = \'pending\''),
-      prune: db.prepare<[number]>('DELETE FROM webhook_deliveries WHERE status <> \'pending\' AND settled_at < ?')
+      prune: db.prepare<[number, number]>(`DELETE FROM webhook_deliveries WHERE seq IN (
+        SELECT seq FROM webhook_deliveries WHERE status <> 'pending' AND settled_at < ? LIMIT +?)`)
     }
   }
 
@@ -111,11 +123,11 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async unsubscribe (id: string): Promise<boolean> {
-    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
-      if (this.#statements.unsubscribe.run(id).changes === 0) return false
-      this.#statements.dropDeliveries.run(id)
-      return true
-    })
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.unsubscribe.run(id).changes === 1)
+  }
+
+  async sweep (limit: number): Promise<number> {
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.sweep.run(limit).changes)
   }
 
   async deliveries (webhookId: string, { limit, before }: DeliveryPage): Promise<StoredDelivery[]> {
@@ -162,8 +174,8 @@ export class SqliteWebhooks implements WebhookStore {
     return Number((await this.#read(() => this.#statements.pending.get()))!.count)
   }
 
-  async prune (settledBefore: Date): Promise<number> {
-    return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.prune.run(settledBefore.getTime()).changes)
+  async prune (settledBefore: Date, limit: number): Promise<number> {
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.prune.run(settledBefore.getTime(), limit).changes)
   }
 
   onAnnounced (listener: () => void): void {

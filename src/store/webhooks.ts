@@ -62,8 +62,10 @@ export interface WebhookStore {
   subscribe: (subscription: StoredSubscription, max: number) => Promise<boolean>
   /** Every subscription, oldest first. */
   subscriptions: () => Promise<StoredSubscription[]>
-  /** Deletes a subscription and every delivery it has; false when there was none. */
+  /** Deletes a subscription, at once for every reader; false when there was none. Its deliveries are left to `sweep`. */
   unsubscribe: (id: string) => Promise<boolean>
+  /** Deletes up to `limit` deliveries whose subscription is gone; returns how many. */
+  sweep: (limit: number) => Promise<number>
   /** A subscription's deliveries, newest first. */
   deliveries: (webhookId: string, page: DeliveryPage) => Promise<StoredDelivery[]>
   /** Starts a delivered or failed delivery over: pending, no attempts, due now. */
@@ -76,8 +78,8 @@ export interface WebhookStore {
   release: (deliveries: DueDelivery[]) => Promise<void>
   /** How many deliveries are pending, for every subscription. */
   pending: () => Promise<number>
-  /** Deletes delivered and failed deliveries settled before `settledBefore`; returns how many. */
-  prune: (settledBefore: Date) => Promise<number>
+  /** Deletes up to `limit` delivered and failed deliveries settled before `settledBefore`; returns how many. */
+  prune: (settledBefore: Date, limit: number) => Promise<number>
   /** Called after a commit that wrote deliveries, so that they go out without waiting for a poll. */
   onAnnounced: (listener: () => void) => void
 }

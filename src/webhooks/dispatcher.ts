@@ -2,10 +2,9 @@ import type { KeyObject } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Metrics } from '../plugins/metrics.ts'
 import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.ts'
-import { monotonicMs } from '../process/clock.ts'
 import { ReceiverBreaker } from './receiver-breaker.ts'
 import type { AttemptResult, Sender } from './sender.ts'
-import { FAILURES_TO_PAUSE, MAX_PAUSE_MS, POLL_INTERVAL_MS, PRUNE_INTERVAL_MS, RETENTION_MS, retryDelay, type DispatcherSettings } from './dispatch-policy.ts'
+import { FAILURES_TO_PAUSE, MAX_PAUSE_MS, POLL_INTERVAL_MS, retryDelay, type DispatcherSettings } from './dispatch-policy.ts'
 import { signingKey } from './signature.ts'
 
 /** A subscription as the dispatcher holds it: with its signing key, made once. */
@@ -35,7 +34,6 @@ export class Dispatcher {
   #round: Promise<void> | undefined
   #again = false
   #closed = false
-  #lastPrune = -Infinity
 
   constructor (store: WebhookStore, sender: Sender, settings: DispatcherSettings, log: FastifyBaseLogger, metrics: Metrics) {
     this.#store = store
@@ -63,8 +61,6 @@ export class Dispatcher {
       for (const id of this.#ready.keys()) if (gone(id)) this.#ready.delete(id)
       this.#breaker.retain((id) => !gone(id))
       this.wake()
-      // Deliveries go with their subscription: without one there is nothing to prune.
-      if (subscriptions.length > 0 && monotonicMs() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
     }, (err: unknown) => this.#log.debug({ err }, 'webhooks: cannot read the subscriptions; trying again'))
   }
 
@@ -104,12 +100,6 @@ export class Dispatcher {
     } catch (err) {
       this.#log.debug({ err }, 'webhooks: cannot release the deliveries claimed ahead; their leases will expire')
     }
-  }
-
-  #prune (): void {
-    this.#lastPrune = monotonicMs()
-    this.#store.prune(new Date(Date.now() - RETENTION_MS)).catch((err: unknown) =>
-      this.#log.debug({ err }, 'webhooks: cannot prune the delivery log; trying again later'))
   }
 
   async #claimRounds (): Promise<void> {

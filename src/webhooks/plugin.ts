@@ -5,6 +5,7 @@ import { AddressPolicy } from './address-policy.ts'
 import type { Resolve } from './resolver.ts'
 import type { DispatcherSettings } from './dispatch-policy.ts'
 import { Dispatcher } from './dispatcher.ts'
+import { OutboxCleanup } from './outbox-cleanup.ts'
 import webhookRoutes from './routes.ts'
 import { Sender } from './sender.ts'
 
@@ -21,16 +22,25 @@ export interface WebhooksOptions {
 }
 
 /**
- * The webhooks module: the subscription routes, and the dispatcher that delivers the
- * outbox (written by the plants module's creates) from ready until close.
+ * The webhooks module: the subscription routes, the dispatcher that delivers the outbox
+ * (written by the plants module's creates) and its cleanup, from ready until close.
  */
 async function webhooks (app: FastifyInstance, { store, settings, resolve }: WebhooksOptions): Promise<void> {
   const policy = new AddressPolicy(settings.allowPrivate, resolve)
   const dispatcher = new Dispatcher(store, new Sender(policy, settings.timeoutMs), settings, app.log, app.metrics)
+  const cleanup = new OutboxCleanup(store, app.log)
   app.metrics.pendingDeliveries = async () => await store.pending()
-  app.addHook('onReady', async () => dispatcher.start())
-  app.addHook('onClose', async () => await dispatcher.close())
-  await app.register(webhookRoutes, { store, policy, changed: () => dispatcher.refresh() })
+  app.addHook('onReady', async () => {
+    dispatcher.start()
+    cleanup.start()
+  })
+  app.addHook('onClose', async () => await Promise.all([dispatcher.close(), cleanup.close()]))
+  const changed = (): void => {
+    dispatcher.refresh()
+    // A subscription deleted leaves its deliveries to the cleanup.
+    cleanup.wake()
+  }
+  await app.register(webhookRoutes, { store, policy, changed })
 }
 
 export default fp(webhooks, { name: 'webhooks', fastify: '5.x', dependencies: ['metrics', 'auth'], encapsulate: true })
