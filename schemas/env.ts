@@ -17,6 +17,8 @@ export const Env = Type.Object({
   LOG_LEVEL: Type.Unsafe<typeof LOG_LEVELS[number]>({ type: 'string', enum: [...LOG_LEVELS], default: 'info' }),
   // Bounds the work of parsing a body: 16 KiB holds the largest plant (13 KB) or subscription, fully \u-escaped.
   BODY_LIMIT: whole(16 * 1024, 1, 2 ** 31 - 1),
+  // Bodies being received are Buffers outside the heap: 64 MiB is 4,096 bodies of the default BODY_LIMIT.
+  BODY_BYTES_IN_FLIGHT: whole(64 * 1024 * 1024, 1, 2 ** 40),
   TRUST_PROXY: Type.String({ default: '' }),
   CORS_ORIGINS: Type.String({ default: '' }),
   RATE_LIMIT_PER_TOKEN: whole(50_000, 0, 1e9),

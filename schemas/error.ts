@@ -181,7 +181,7 @@ export const ERROR_CODES = {
   },
   overloaded: {
     status: 503,
-    meaning: 'The service is overloaded; retry after `Retry-After` seconds.',
+    meaning: 'The service is overloaded (the event loop lags, the heap is nearly full, or too many request bodies are arriving at once: the connection is then closed); retry after `Retry-After` seconds.',
     example: 'the service is overloaded right now; retry after the delay in Retry-After',
     headers: ['Retry-After']
   },

@@ -14,6 +14,7 @@ import { loggerOptions } from './log/logger.ts'
 import plants from './plants/plugin.ts'
 import answerBatches from './plugins/answer-batches.ts'
 import answerHeaders from './plugins/answer-headers.ts'
+import bodyBudget from './plugins/body-budget.ts'
 import auth from './plugins/auth.ts'
 import closing from './plugins/closing.ts'
 import cors from './plugins/cors.ts'
@@ -92,6 +93,8 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   await app.register(readiness)
   await app.register(closing)
   await app.register(metrics)
+  // Its preParsing hook runs after every onRequest hook: auth and overload refuse first, unread.
+  await app.register(bodyBudget, { maxBytes: config.bodyBytesInFlight })
   await app.register(docs)
   await app.register(tokens, { tokens: config.tokens, file: config.tokensFile, generated: config.generatedToken !== undefined })
 

@@ -28,6 +28,8 @@ export interface Config {
   generatedToken?: string
   logLevel: Env['LOG_LEVEL']
   bodyLimit: number
+  /** The most bytes of request bodies being received at once; past it a new body answers 503. */
+  bodyBytesInFlight: number
   database: DatabaseConfig
   /** The most writes one group-commit transaction holds; 1 turns group commit off. */
   groupCommitMaxBatch: number
@@ -83,6 +85,9 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
   if (e.HEADERS_TIMEOUT_MS > e.REQUEST_TIMEOUT_MS) {
     throw new ConfigError('HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS')
   }
+  if (e.BODY_BYTES_IN_FLIGHT < e.BODY_LIMIT) {
+    throw new ConfigError('BODY_BYTES_IN_FLIGHT must be at least BODY_LIMIT, or a body of the largest size would never be read')
+  }
   if (e.SHUTDOWN_DELAY_MS >= e.SHUTDOWN_GRACE_MS) {
     throw new ConfigError('SHUTDOWN_DELAY_MS must be shorter than SHUTDOWN_GRACE_MS, which bounds the whole shutdown, the delay included')
   }
@@ -98,6 +103,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
     generatedToken,
     logLevel: e.LOG_LEVEL,
     bodyLimit: e.BODY_LIMIT,
+    bodyBytesInFlight: e.BODY_BYTES_IN_FLIGHT,
     database: store,
     groupCommitMaxBatch: e.GROUP_COMMIT_MAX_BATCH,
     writeQueueLimitBytes: e.WRITE_QUEUE_LIMIT_BYTES,

@@ -48,6 +48,7 @@ t.test('each variable is read with its default, and a bad value names the variab
     [{ METRICS_REQUIRE_TOKEN: 'yes' }, 'METRICS_REQUIRE_TOKEN must be true or false; got "yes"'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "loud"'],
     [{ HEADERS_TIMEOUT_MS: '20', REQUEST_TIMEOUT_MS: '10' }, 'HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS'],
+    [{ BODY_BYTES_IN_FLIGHT: '1000' }, 'BODY_BYTES_IN_FLIGHT must be at least BODY_LIMIT, or a body of the largest size would never be read'],
     [{ SHUTDOWN_DELAY_MS: '10000' }, 'SHUTDOWN_DELAY_MS must be shorter than SHUTDOWN_GRACE_MS, which bounds the whole shutdown, the delay included'],
     [{ DATABASE_URL: 'mysql://u:secret@h/db' }, 'DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got a URL starting "mysql:"'],
     [{ DATABASE_URL: 'memory' }, 'DATABASE_URL must be sqlite:<path>, postgres://… or memory:; got a value with no scheme'],

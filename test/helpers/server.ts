@@ -50,7 +50,7 @@ export interface RunningServer {
    * and resolves once the connection closes with everything received and how long it
    * stayed open. The connection is closed when the test ends.
    */
-  send: (chunks: string[], options?: SendOptions) => Promise<{ text: string, ms: number }>
+  send: (chunks: Array<string | Uint8Array>, options?: SendOptions) => Promise<{ text: string, ms: number }>
 }
 
 /** The head of a POST /plants with the test token that announces a 100-byte JSON body. */
@@ -160,7 +160,7 @@ async function request (url: string, method: string, path: string, { body, token
   }
 }
 
-async function send (t: Test, port: number, chunks: string[], { gapMs = 0, until, signal, halfClose = false }: SendOptions = {}): Promise<{ text: string, ms: number }> {
+async function send (t: Test, port: number, chunks: Array<string | Uint8Array>, { gapMs = 0, until, signal, halfClose = false }: SendOptions = {}): Promise<{ text: string, ms: number }> {
   const started = Date.now()
   const socket = connect(port, '127.0.0.1')
   t.teardown(() => { socket.destroy() })
