@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Metrics } from '../plugins/metrics.ts'
 import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.ts'
 import { monotonicMs } from '../process/clock.ts'
+import { OutboxUpkeep } from './outbox-upkeep.ts'
 import { ReceiverBreaker } from './receiver-breaker.ts'
 import type { AttemptResult, Sender } from './sender.ts'
 import { FAILURES_TO_PAUSE, MAX_PAUSE_MS, POLL_INTERVAL_MS, PRUNE_INTERVAL_MS, RETENTION_MS, retryDelay, type DispatcherSettings } from './dispatch-policy.ts'
@@ -32,6 +33,7 @@ export class Dispatcher {
   /** Subscriptions whose last claim got all it asked for: more may be due. */
   readonly #more = new Set<string>()
   readonly #timers = new Set<NodeJS.Timeout>()
+  readonly #upkeep: OutboxUpkeep
   #round: Promise<void> | undefined
   #again = false
   #closed = false
@@ -46,6 +48,7 @@ export class Dispatcher {
     // A wait for a slot, the attempt and its record; then another instance may take it over.
     this.#leaseMs = 3 * settings.timeoutMs + 1000
     this.#breaker = new ReceiverBreaker(FAILURES_TO_PAUSE, settings.retryBaseMs, MAX_PAUSE_MS)
+    this.#upkeep = new OutboxUpkeep(store, log)
     store.onAnnounced(() => this.wake())
   }
 
@@ -65,6 +68,7 @@ export class Dispatcher {
       this.wake()
       // Deliveries go with their subscription: without one there is nothing to prune.
       if (subscriptions.length > 0 && monotonicMs() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
+      for (const { id, replaying } of subscriptions) if (replaying === true) this.#upkeep.replay(id)
     }, (err: unknown) => this.#log.debug({ err }, 'webhooks: cannot read the subscriptions; trying again'))
   }
 
@@ -80,6 +84,7 @@ export class Dispatcher {
 
   async close (): Promise<void> {
     this.#closed = true
+    this.#upkeep.close()
     for (const timer of this.#timers) clearTimeout(timer)
     await this.#round
     await this.#releaseReady()
@@ -110,6 +115,7 @@ export class Dispatcher {
     this.#lastPrune = monotonicMs()
     this.#store.prune(new Date(Date.now() - RETENTION_MS)).catch((err: unknown) =>
       this.#log.debug({ err }, 'webhooks: cannot prune the delivery log; trying again later'))
+    this.#upkeep.pruneEvents()
   }
 
   async #claimRounds (): Promise<void> {
@@ -229,10 +235,7 @@ export class Dispatcher {
   }
 
   #every (ms: number, run: () => void): void {
-    this.#after(ms, () => {
-      run()
-      this.#every(ms, run)
-    })
+    this.#after(ms, () => { run(); this.#every(ms, run) })
   }
 
   #after (ms: number, run: () => void): void {

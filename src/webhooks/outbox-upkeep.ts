@@ -1,0 +1,49 @@
+import { setImmediate } from 'node:timers/promises'
+import type { FastifyBaseLogger } from 'fastify'
+import { CHUNK_ROWS, type WebhookStore } from '../store/webhooks.ts'
+import { RETENTION_MS } from './dispatch-policy.ts'
+
+/**
+ * The outbox's bounded chores: pruning the events no delivery refers to once past the
+ * retention, and queueing what a re-enabled subscription missed; one chunk per statement,
+ * so that no statement grows with the data.
+ */
+export class OutboxUpkeep {
+  readonly #store: WebhookStore
+  readonly #log: FastifyBaseLogger
+  /** Subscriptions with a replay chunk under way. */
+  readonly #replaying = new Set<string>()
+  #pruning = false
+  #closed = false
+
+  constructor (store: WebhookStore, log: FastifyBaseLogger) {
+    this.#store = store
+    this.#log = log
+  }
+
+  close (): void {
+    this.#closed = true
+  }
+
+  /** Deletes the events past the retention that no delivery refers to, a chunk per turn until none is left. */
+  pruneEvents (): void {
+    if (this.#pruning) return
+    this.#pruning = true
+    const before = new Date(Date.now() - RETENTION_MS)
+    const chunks = async (): Promise<void> => {
+      while (!this.#closed && await this.#store.pruneEvents(before, CHUNK_ROWS) === CHUNK_ROWS) await setImmediate()
+    }
+    chunks()
+      .catch((err: unknown) => this.#log.debug({ err }, 'webhooks: cannot prune the events; trying again later'))
+      .finally(() => { this.#pruning = false })
+  }
+
+  /** Queues the next chunk of the events a re-enabled subscription missed; called again each refresh until all are. */
+  replay (id: string): void {
+    if (this.#closed || this.#replaying.has(id)) return
+    this.#replaying.add(id)
+    this.#store.replay(id, CHUNK_ROWS)
+      .catch((err: unknown) => this.#log.debug({ err, webhook: id }, 'webhooks: cannot replay missed events; trying again'))
+      .finally(() => this.#replaying.delete(id))
+  }
+}
