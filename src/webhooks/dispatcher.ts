@@ -68,7 +68,7 @@ export class Dispatcher {
       this.wake()
       // Deliveries go with their subscription: without one there is nothing to prune.
       if (subscriptions.length > 0 && monotonicMs() - this.#lastPrune > PRUNE_INTERVAL_MS) this.#prune()
-      for (const { id, replaying } of subscriptions) if (replaying === true) this.#upkeep.replay(id)
+      this.#upkeep.refreshed(subscriptions)
     }, (err: unknown) => this.#log.debug({ err }, 'webhooks: cannot read the subscriptions; trying again'))
   }
 

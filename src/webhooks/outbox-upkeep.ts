@@ -1,6 +1,6 @@
 import { setImmediate } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
-import { CHUNK_ROWS, type WebhookStore } from '../store/webhooks.ts'
+import { CHUNK_ROWS, type StoredSubscription, type WebhookStore } from '../store/webhooks.ts'
 import { RETENTION_MS } from './dispatch-policy.ts'
 
 /**
@@ -13,6 +13,8 @@ export class OutboxUpkeep {
   readonly #log: FastifyBaseLogger
   /** Subscriptions with a replay chunk under way. */
   readonly #replaying = new Set<string>()
+  /** Those seen disabled at the last refresh: each is warned of once. */
+  #disabled = new Set<string>()
   #pruning = false
   #closed = false
 
@@ -36,6 +38,17 @@ export class OutboxUpkeep {
     chunks()
       .catch((err: unknown) => this.#log.debug({ err }, 'webhooks: cannot prune the events; trying again later'))
       .finally(() => { this.#pruning = false })
+  }
+
+  /** Told the subscriptions as read: warns of those newly disabled, and replays for those enabled again. */
+  refreshed (subscriptions: StoredSubscription[]): void {
+    for (const { id, disabledAt, missedSince, replaying } of subscriptions) {
+      if (disabledAt !== undefined && !this.#disabled.has(id)) {
+        this.#log.warn({ webhook: id, disabledAt, missedSince }, 'webhook subscription disabled: its pending deliveries reached WEBHOOK_MAX_PENDING; new plants are not announced to it until POST /webhooks/{id}/enable')
+      }
+      if (replaying === true) this.replay(id)
+    }
+    this.#disabled = new Set(subscriptions.filter(({ disabledAt }) => disabledAt !== undefined).map(({ id }) => id))
   }
 
   /** Queues the next chunk of the events a re-enabled subscription missed; called again each refresh until all are. */
