@@ -86,10 +86,12 @@ const REPLAY = `WITH state AS (
   FROM state, summary WHERE webhooks.id = state.id AND state.room > 0
   RETURNING summary.n::int AS queued`
 
-const PRUNE_EVENTS = `DELETE FROM webhook_events WHERE seq IN (
-  SELECT seq FROM webhook_events WHERE created_at < $1
-    AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_deliveries.event_seq = webhook_events.seq)
-  ORDER BY seq LIMIT $2)`
+// A chunk of events in seq order, whatever they are: no statement reads more rows than the limit.
+const PRUNE_EVENTS = `WITH chunk AS (SELECT seq, created_at FROM webhook_events WHERE seq > $2 ORDER BY seq LIMIT $3),
+  pruned AS (
+    DELETE FROM webhook_events WHERE seq IN (SELECT seq FROM chunk WHERE created_at < $1
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_deliveries.event_seq = chunk.seq)))
+  SELECT count(*)::int AS examined, max(seq)::text AS last, coalesce(max(created_at) < $1, false) AS old FROM chunk`
 
 const RELEASE_LEASES = `UPDATE webhook_deliveries SET lease = NULL, lease_until = NULL
   FROM unnest($1::text[], $2::text[]) AS released (id, lease)
@@ -206,8 +208,9 @@ export class PostgresWebhooks implements WebhookStore {
     return row.queued
   }
 
-  async pruneEvents (createdBefore: Date, limit: number): Promise<number> {
-    return (await this.#query(PRUNE_EVENTS, [createdBefore, limit])).rowCount ?? 0
+  async pruneEvents (createdBefore: Date, after: number, limit: number): Promise<number | undefined> {
+    const [{ examined, last, old }] = (await this.#query<{ examined: number, last: string | null, old: boolean }>(PRUNE_EVENTS, [createdBefore, after, limit])).rows
+    return examined === limit && old ? Number(last) : undefined
   }
 
   onAnnounced (listener: () => void): void {

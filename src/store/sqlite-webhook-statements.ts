@@ -11,6 +11,7 @@ export interface Claim { webhook: string, now: number, limit: number, lease: str
 export interface Outcome { id: string, lease: string, code: number | null, error: string | null, now: number, at: number }
 interface Announce { plant: bigint, event: number | bigint, now: number }
 interface Replay { webhook: string, from: number | bigint, to: number | bigint, limit: number, now: number }
+interface Chunk { after: number, limit: number, before: number }
 interface ReplayState { replay_from: bigint, replay_to: bigint, pending: bigint }
 
 const RELEASE = 'lease = NULL, lease_until = NULL, attempts = attempts + 1, last_status_code = @code'
@@ -70,7 +71,11 @@ export function prepareWebhooks (db: Database.Database) {
     replayed: db.prepare<[{ webhook: string, count: number, next: number | bigint | null }]>(`UPDATE webhooks SET pending = pending + @count,
       replay_from = @next, replay_to = CASE WHEN @next IS NULL THEN NULL ELSE replay_to END,
       missed_since = CASE WHEN @next IS NULL THEN NULL ELSE missed_since END WHERE id = @webhook`),
-    pruneEvents: db.prepare<[number, number]>(`DELETE FROM webhook_events WHERE seq IN (SELECT seq FROM webhook_events
-      WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_seq = webhook_events.seq) ORDER BY seq LIMIT +?)`)
+    // A chunk of events in seq order, whatever they are: no statement reads more rows than `limit`.
+    eventChunk: db.prepare<[Chunk], { examined: bigint, last: bigint | null, newest: bigint | null }>(`SELECT count(*) AS examined,
+      max(seq) AS last, max(created_at) AS newest FROM (SELECT seq, created_at FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit)`),
+    pruneEvents: db.prepare<[Chunk]>(`DELETE FROM webhook_events WHERE seq IN (
+      SELECT seq FROM (SELECT seq, created_at FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit) AS chunk
+      WHERE created_at < @before AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_seq = chunk.seq))`)
   }
 }

@@ -189,8 +189,13 @@ export class SqliteWebhooks implements WebhookStore {
     })
   }
 
-  async pruneEvents (createdBefore: Date, limit: number): Promise<number> {
-    return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.pruneEvents.run(createdBefore.getTime(), limit).changes)
+  async pruneEvents (createdBefore: Date, after: number, limit: number): Promise<number | undefined> {
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
+      const chunk = { after, limit, before: createdBefore.getTime() }
+      const { examined, last, newest } = this.#statements.eventChunk.get(chunk)!
+      this.#statements.pruneEvents.run(chunk)
+      return Number(examined) === limit && Number(newest) < chunk.before ? Number(last) : undefined
+    })
   }
 
   onAnnounced (listener: () => void): void {

@@ -105,8 +105,12 @@ export interface WebhookStore {
   enable: (id: string) => Promise<boolean>
   /** Queues up to `limit` of the events an enabled subscription missed, oldest first, within its bound; returns how many. */
   replay: (id: string, limit: number) => Promise<number>
-  /** Deletes up to `limit` events created before `createdBefore` that no delivery refers to; returns how many. */
-  pruneEvents: (createdBefore: Date, limit: number) => Promise<number>
+  /**
+   * Looks at the `limit` events after seq `after` and deletes those created before
+   * `createdBefore` that no delivery refers to; returns the seq to go on after, or
+   * undefined once past the last event so old.
+   */
+  pruneEvents: (createdBefore: Date, after: number, limit: number) => Promise<number | undefined>
   /** Called after a commit that wrote deliveries, so that they go out without waiting for a poll. */
   onAnnounced: (listener: () => void) => void
 }

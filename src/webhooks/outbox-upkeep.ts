@@ -27,13 +27,15 @@ export class OutboxUpkeep {
     this.#closed = true
   }
 
-  /** Deletes the events past the retention that no delivery refers to, a chunk per turn until none is left. */
+  /** Deletes the events past the retention that no delivery refers to, looking at a chunk per turn up to the first one younger. */
   pruneEvents (): void {
     if (this.#pruning) return
     this.#pruning = true
     const before = new Date(Date.now() - RETENTION_MS)
     const chunks = async (): Promise<void> => {
-      while (!this.#closed && await this.#store.pruneEvents(before, CHUNK_ROWS) === CHUNK_ROWS) await setImmediate()
+      for (let after: number | undefined = 0; after !== undefined && !this.#closed; await setImmediate()) {
+        after = await this.#store.pruneEvents(before, after, CHUNK_ROWS)
+      }
     }
     chunks()
       .catch((err: unknown) => this.#log.debug({ err }, 'webhooks: cannot prune the events; trying again later'))
