@@ -41,6 +41,8 @@ export const Env = Type.Object({
   WEBHOOK_RETRY_BASE_MS: whole(5_000, 1, 3_600_000),
   WEBHOOK_MAX_ATTEMPTS: whole(57, 1, 1000),
   WEBHOOK_CONCURRENCY: whole(64, 1, 1000),
+  // Past this many pending deliveries a subscription is disabled: the outbox stays bounded while a receiver is down.
+  WEBHOOK_MAX_PENDING: whole(10_000, 1, 10_000_000),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false })
 })
 

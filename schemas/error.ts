@@ -135,6 +135,11 @@ export const ERROR_CODES = {
     meaning: 'The delivery is pending already; it cannot be retried.',
     example: 'delivery 7 is pending already: its next attempt is in the delivery log'
   },
+  plant_deleted: {
+    status: 409,
+    meaning: 'The delivery\'s plant was deleted, and its data with it: there is nothing to send again.',
+    example: 'the plant of delivery msg_2c7d9e1f3a5b4c6d8e0f1a2b3c4d5e6f was deleted: its data is no longer kept, so it is not sent again'
+  },
   body_too_large: {
     status: 413,
     meaning: 'The body is larger than BODY_LIMIT.',

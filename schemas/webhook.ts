@@ -46,19 +46,31 @@ export const NewSubscription = Type.Object({
   examples: [{ url: example.url }]
 })
 
-const subscription = { id: example.subscription, url: example.url, events: [PLANT_CREATED], createdAt: example.createdAt }
+const subscription = {
+  id: example.subscription, url: example.url, events: [PLANT_CREATED], createdAt: example.createdAt, status: 'active', pendingDeliveries: 0
+}
+
+const disabled = {
+  ...subscription, status: 'disabled', pendingDeliveries: 10000, disabledAt: '2026-11-24T02:10:09.317Z', missedSince: '2026-11-24T02:10:09.317Z'
+}
 
 const subscriptionFields = {
   id: subscriptionId,
   url: NewSubscription.properties.url,
   events: Type.Array(Type.Literal(PLANT_CREATED), { description: 'The events announced: every created plant' }),
-  createdAt: timestamp('When the subscription was created')
+  createdAt: timestamp('When the subscription was created'),
+  status: Type.Union([Type.Literal('active'), Type.Literal('disabled')], {
+    description: '`active`: every new plant is announced to it; `disabled`: its pending deliveries reached WEBHOOK_MAX_PENDING, so new plants are not (its pending ones still are). `POST /webhooks/{id}/enable` makes it active again and replays what it missed.'
+  }),
+  pendingDeliveries: Type.Integer({ minimum: 0, description: 'Its deliveries pending now' }),
+  disabledAt: Type.Optional(timestamp('When it was disabled; only while disabled')),
+  missedSince: Type.Optional(timestamp('While disabled, or while what it missed is being replayed: when the first plant it missed was created. Missed plants are replayed if created within the last 7 days and not deleted since.'))
 }
 
 export const Subscription = Type.Object(subscriptionFields, {
   $id: 'Subscription',
   description: 'A webhook subscription, as listed: without its secret.',
-  examples: [subscription]
+  examples: [subscription, disabled]
 })
 
 export const CreatedSubscription = Type.Object({

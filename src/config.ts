@@ -131,6 +131,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
       // Per subscription: the most subscriptions there can be share the webhooks' files.
       concurrency: withinFiles(e.WEBHOOK_CONCURRENCY, openFiles, WEBHOOKS_SHARE_OF_FILES / MAX_SUBSCRIPTIONS),
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+      maxPending: e.WEBHOOK_MAX_PENDING,
       // Half of the grace left after the delay; the rest is for queued writes and the store.
       closeWaitMs: Math.floor((e.SHUTDOWN_GRACE_MS - e.SHUTDOWN_DELAY_MS) / 2)
     }

@@ -66,5 +66,5 @@ t.test('every guarded operation declares the headers on its successes, required 
       if (guarded) operations++
     }
   }
-  t.equal(operations, 10, 'the plant and webhook operations')
+  t.equal(operations, 11, 'the plant and webhook operations')
 })

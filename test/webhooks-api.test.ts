@@ -113,7 +113,7 @@ t.test('a subscription is created, shown without its secret, and deleted', async
   t.equal(res.statusCode, 201)
   t.match(res.headers['content-type'], /^application\/json/)
   const created: Created = res.json()
-  t.strictSame(Object.keys(created).sort(), ['createdAt', 'events', 'id', 'secret', 'url'], 'exactly the CreatedSubscription fields')
+  t.strictSame(Object.keys(created).sort(), ['createdAt', 'events', 'id', 'pendingDeliveries', 'secret', 'status', 'url'], 'exactly the CreatedSubscription fields')
   t.match(created.id, SUBSCRIPTION_ID)
   t.equal(created.url, PUBLIC_URL, 'the url as normalized')
   t.strictSame(created.events, ['plant.created'])
@@ -130,7 +130,7 @@ t.test('a subscription is created, shown without its secret, and deleted', async
   t.not(other.id, created.id, 'each subscription has its own id')
   t.not(other.secret, created.secret, 'and its own secret')
 
-  const shown = { id: created.id, url: created.url, events: created.events, createdAt: created.createdAt }
+  const shown = { id: created.id, url: created.url, events: created.events, createdAt: created.createdAt, status: 'active', pendingDeliveries: 0 }
   const got = await app.inject({ url: res.headers.location, headers: AUTH })
   t.equal(got.statusCode, 200)
   t.strictSame(got.json(), shown, 'GET by id: the subscription without its secret')
@@ -140,9 +140,9 @@ t.test('a subscription is created, shown without its secret, and deleted', async
   t.equal(listed.statusCode, 200)
   const list: Array<Record<string, unknown>> = listed.json()
   t.equal(list.length, 2)
-  for (const item of list) t.strictSame(Object.keys(item).sort(), ['createdAt', 'events', 'id', 'url'], 'listed without a secret')
+  for (const item of list) t.strictSame(Object.keys(item).sort(), ['createdAt', 'events', 'id', 'pendingDeliveries', 'status', 'url'], 'listed without a secret')
   t.strictSame(list.find((s) => s.id === created.id), shown)
-  t.strictSame(list.find((s) => s.id === other.id), { id: other.id, url: other.url, events: other.events, createdAt: other.createdAt })
+  t.strictSame(list.find((s) => s.id === other.id), { id: other.id, url: other.url, events: other.events, createdAt: other.createdAt, status: 'active', pendingDeliveries: 0 })
   for (const secret of [created.secret, other.secret]) t.notOk(listed.body.includes(secret.slice(6)), 'no secret anywhere in the list')
 
   const deleted = await app.inject({ method: 'DELETE', url: `/webhooks/${created.id}`, headers: AUTH })

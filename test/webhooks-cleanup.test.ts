@@ -70,7 +70,8 @@ t.test('OutboxCleanup deletes everything due, a chunk per statement, from its st
   // All the cleanup calls.
   const webhooks = {
     sweep: async (limit: number) => await counted(async () => await store.webhooks.sweep(limit)),
-    prune: async (before: Date, limit: number) => await counted(async () => await store.webhooks.prune(before, limit))
+    prune: async (before: Date, limit: number) => await counted(async () => await store.webhooks.prune(before, limit)),
+    pruneEvents: async (before: Date, after: number, limit: number) => await store.webhooks.pruneEvents(before, after, limit)
   } as unknown as WebhookStore
   const cleanup = new OutboxCleanup(webhooks, log)
   cleanup.start()
@@ -91,7 +92,8 @@ t.test('OutboxCleanup: a failed cleanup is logged and tried at the next wake; a 
       if (down) throw new Error('the store is down')
       return 0
     },
-    prune: async () => 0
+    prune: async () => 0,
+    pruneEvents: async () => undefined
   } as unknown as WebhookStore
   const cleanup = new OutboxCleanup(webhooks, { debug: (_: unknown, msg: string) => logged.push(msg) } as unknown as typeof log)
   t.teardown(async () => await cleanup.close())

@@ -43,6 +43,8 @@ export const SubscriptionLimit = failure(
 
 export const DeliveryPending = failure('delivery_pending', 'delivery %s is pending already: its next attempt is in the delivery log')
 
+export const PlantDeleted = failure('plant_deleted', 'the plant of delivery %s was deleted: its data is no longer kept, so it is not sent again')
+
 export const RouteNotFound = failure('route_not_found', 'no route for %s %s')
 
 export const MethodNotAllowed = failure('method_not_allowed', '%s %s is not an operation of this API; the path takes %s')

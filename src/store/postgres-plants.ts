@@ -2,7 +2,8 @@ import type pg from 'pg'
 import { PlantRejected, StoreUnavailable } from './errors.ts'
 import { refused } from './postgres-connection.ts'
 import { samePlant, type CreateResult, type StoredPlant } from './store.ts'
-import { announcement } from './webhooks.ts'
+import { NEW_DELIVERY_ID } from './postgres-webhooks.ts'
+import { announcement, DEFAULT_MAX_PENDING } from './webhooks.ts'
 
 // The plants table as the PostgreSQL store reads and writes it.
 
@@ -21,12 +22,13 @@ export const SELECT_PLANTS = 'SELECT id, name, tag FROM plants'
  */
 export const SELECT_PAGE_BY_TAG = `${SELECT_PLANTS} WHERE md5(tag) = md5($1::bytea) AND tag = $1 AND id >= $2 ORDER BY id LIMIT $3`
 
-// The plants are inserted, and each one inserted is announced to every subscription,
-// in one statement: its deliveries commit with it. The subscriptions it announces to are
-// locked (FOR KEY SHARE, which only a delete conflicts with) until it commits, so that a
-// subscription deleted meanwhile waits for it and then finds its deliveries (see
-// unsubscribe). A delivery's id is time-ordered (see StoredDelivery in webhooks.ts); its
-// random part is the last 20 hex digits of gen_random_uuid, PostgreSQL 13's.
+// The plants are inserted, and each one inserted is announced, in one statement: its
+// event (its payload, once) and its deliveries commit with it. The subscriptions are
+// locked (FOR NO KEY UPDATE: a delete, and another statement counting, wait for it), in
+// id order so that two instances' batches cannot deadlock; a subscription deleted
+// meanwhile then finds the deliveries (see unsubscribe). Each enabled subscription
+// below its bound ($5 pending) gets a delivery of each event and counts them; one the
+// batch would take past it is disabled instead, the batch's first event its first missed.
 const INSERT_PLANTS = `WITH batch AS (
     SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[]) AS batch (id, name, tag, announcement)
   ), inserted AS (
@@ -34,12 +36,26 @@ const INSERT_PLANTS = `WITH batch AS (
     ON CONFLICT (id) DO NOTHING
     RETURNING id
   ), subscribers AS (
-    SELECT id FROM webhooks FOR KEY SHARE
+    SELECT id, pending, disabled_at FROM webhooks ORDER BY id FOR NO KEY UPDATE
+  ), events AS (
+    INSERT INTO webhook_events (plant_id, payload)
+    SELECT batch.id, batch.announcement FROM inserted JOIN batch USING (id) WHERE EXISTS (SELECT 1 FROM subscribers) ORDER BY batch.id
+    RETURNING seq, plant_id
+  ), counted AS (
+    SELECT count(*) AS n, min(seq) AS first FROM events
+  ), open AS (
+    SELECT subscribers.id FROM subscribers, counted
+    WHERE counted.n > 0 AND subscribers.disabled_at IS NULL AND subscribers.pending + counted.n <= $5
   ), announced AS (
-    INSERT INTO webhook_deliveries (id, webhook_id, plant_id, payload, next_attempt_at)
-    SELECT 'msg_' || lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || right(replace(gen_random_uuid()::text, '-', ''), 20),
-      subscribers.id, batch.id, batch.announcement, now()
-    FROM inserted JOIN batch USING (id) CROSS JOIN subscribers
+    INSERT INTO webhook_deliveries (id, webhook_id, plant_id, event_seq, next_attempt_at)
+    SELECT ${NEW_DELIVERY_ID}, open.id, events.plant_id, events.seq, now() FROM events CROSS JOIN open
+  ), opened AS (
+    UPDATE webhooks SET pending = webhooks.pending + counted.n FROM open, counted WHERE webhooks.id = open.id
+  ), disabled AS (
+    UPDATE webhooks SET disabled_at = now(), missed_since = coalesce(webhooks.missed_since, now()),
+      missed_from = coalesce(webhooks.replay_from, counted.first), replay_from = NULL, replay_to = NULL
+    FROM subscribers, counted
+    WHERE webhooks.id = subscribers.id AND counted.n > 0 AND subscribers.disabled_at IS NULL AND subscribers.pending + counted.n > $5
   )
   SELECT id FROM inserted`
 
@@ -50,7 +66,7 @@ const INSERT_PLANTS = `WITH batch AS (
  * GroupCommit split the batch); after it, errors answer only the plants not yet settled,
  * and with this schema none should come (ON CONFLICT checks constraints first; the tag index holds a hash).
  */
-export async function createBatch (query: Query, plants: StoredPlant[]): Promise<Array<CreateResult | Error>> {
+export async function createBatch (query: Query, plants: StoredPlant[], maxPending = DEFAULT_MAX_PENDING): Promise<Array<CreateResult | Error>> {
   const stored = new Map<bigint, StoredPlant | Error>()
   const created = new Set<StoredPlant>()
   const firsts = new Map<bigint, StoredPlant>()
@@ -59,7 +75,7 @@ export async function createBatch (query: Query, plants: StoredPlant[]): Promise
   let committed = false
   try {
     while (pending.length > 0) {
-      for (const plant of await insert(query, pending)) {
+      for (const plant of await insert(query, pending, maxPending)) {
         stored.set(plant.id, plant)
         created.add(plant)
       }
@@ -84,10 +100,10 @@ export async function createBatch (query: Query, plants: StoredPlant[]): Promise
 }
 
 /** Inserts plants of distinct ids in one statement, all or none; returns those it inserted. */
-async function insert (query: Query, plants: StoredPlant[]): Promise<StoredPlant[]> {
+async function insert (query: Query, plants: StoredPlant[], maxPending: number): Promise<StoredPlant[]> {
   try {
     const { rows } = await query<{ id: string }>(INSERT_PLANTS,
-      [plants.map((p) => String(p.id)), plants.map((p) => utf8(p.name)), plants.map((p) => p.tag === undefined ? null : utf8(p.tag)), plants.map(announcement)])
+      [plants.map((p) => String(p.id)), plants.map((p) => utf8(p.name)), plants.map((p) => p.tag === undefined ? null : utf8(p.tag)), plants.map(announcement), maxPending])
     const inserted = new Set(rows.map((row) => BigInt(row.id)))
     return plants.filter((plant) => inserted.has(plant.id))
   } catch (err) {

@@ -46,7 +46,28 @@ const migrations: string[] = [
    );
    CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, seq);
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
-   CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (settled_at) WHERE status <> 'pending'`
+   CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (settled_at) WHERE status <> 'pending'`,
+  // 5: each event's payload once, in webhook_events, not once per subscription; a payload
+  // NULL is a deleted plant's. Per subscription, a counter of its pending deliveries (so
+  // that a create never counts them), and, past the bound, when it was disabled and the
+  // first event it missed.
+  `CREATE TABLE webhook_events (
+     seq        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     plant_id   bigint NOT NULL,
+     payload    bytea,
+     created_at timestamptz NOT NULL DEFAULT now()
+   );
+   INSERT INTO webhook_events (plant_id, payload, created_at)
+     SELECT plant_id, payload, min(created_at) FROM webhook_deliveries GROUP BY plant_id, payload ORDER BY min(seq);
+   CREATE INDEX webhook_events_plant ON webhook_events (plant_id);
+   ALTER TABLE webhook_deliveries ADD COLUMN event_seq bigint;
+   UPDATE webhook_deliveries SET event_seq = webhook_events.seq FROM webhook_events
+     WHERE webhook_events.plant_id = webhook_deliveries.plant_id AND webhook_events.payload = webhook_deliveries.payload;
+   ALTER TABLE webhook_deliveries ALTER COLUMN event_seq SET NOT NULL, DROP COLUMN payload;
+   CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_seq);
+   ALTER TABLE webhooks ADD COLUMN pending bigint NOT NULL DEFAULT 0, ADD COLUMN disabled_at timestamptz,
+     ADD COLUMN missed_since timestamptz, ADD COLUMN missed_from bigint, ADD COLUMN replay_from bigint, ADD COLUMN replay_to bigint;
+   UPDATE webhooks SET pending = (SELECT count(*) FROM webhook_deliveries WHERE webhook_id = webhooks.id AND status = 'pending')`
 ]
 
 export const SCHEMA_VERSION = migrations.length

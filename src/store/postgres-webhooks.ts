@@ -4,8 +4,9 @@ import type { DeliveryStatus } from '../../schemas/webhook.ts'
 import type { Query } from './postgres-plants.ts'
 import type { Script } from './postgres-pool.ts'
 import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
-import type {
-  AttemptRecord, DeliveryPage, DueDelivery, RestartOutcome, StoredDelivery, StoredSubscription, WebhookStore
+import {
+  DEFAULT_MAX_PENDING, PLANT_DELETED,
+  type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome, type StoredDelivery, type StoredSubscription, type WebhookStore
 } from './webhooks.ts'
 
 // The webhook tables as the PostgreSQL store reads and writes them. Every statement
@@ -55,32 +56,93 @@ const CLAIM = `UPDATE webhook_deliveries SET lease = $4, lease_until = now() + $
       AND ${SUBSCRIBED}
     ORDER BY next_attempt_at LIMIT $2
     FOR UPDATE SKIP LOCKED)
-  RETURNING id, payload, attempts`
+  RETURNING id, (SELECT payload FROM webhook_events WHERE webhook_events.seq = event_seq) AS payload, attempts`
 
+/** A new delivery's id, time-ordered (see StoredDelivery); its random part is the last 20 hex digits of gen_random_uuid, PostgreSQL 13's. */
+export const NEW_DELIVERY_ID = "'msg_' || lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || right(replace(gen_random_uuid()::text, '-', ''), 20)"
+
+// A delivery settled is one pending the fewer for its subscription.
+const SETTLED = (update: string): string => `WITH settled AS (${update} RETURNING webhook_id)
+  UPDATE webhooks SET pending = webhooks.pending - 1 FROM settled WHERE webhooks.id = settled.webhook_id`
 const RELEASE = 'lease = NULL, lease_until = NULL, attempts = attempts + 1, last_status_code = $3'
-const DELIVERED = `UPDATE webhook_deliveries SET ${RELEASE}, status = 'delivered', last_error = NULL, next_attempt_at = NULL,
-  delivered_at = now(), settled_at = now() WHERE id = $1 AND lease = $2`
+const DELIVERED = SETTLED(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'delivered', last_error = NULL, next_attempt_at = NULL,
+  delivered_at = now(), settled_at = now() WHERE id = $1 AND lease = $2`)
 const RETRIED = `UPDATE webhook_deliveries SET ${RELEASE}, last_error = $4, next_attempt_at = now() + $5 * interval '1 millisecond'
   WHERE id = $1 AND lease = $2`
-const FAILED = `UPDATE webhook_deliveries SET ${RELEASE}, status = 'failed', last_error = $4, next_attempt_at = NULL, settled_at = now()
-  WHERE id = $1 AND lease = $2`
+const FAILED = SETTLED(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'failed', last_error = $4, next_attempt_at = NULL, settled_at = now()
+  WHERE id = $1 AND lease = $2`)
+
+/**
+ * Deletes a plant, erases its payload and fails its pending deliveries, in one statement:
+ * a plant has one live event, so it touches at most one delivery per subscription.
+ */
+export const DELETE_PLANT = `WITH gone AS (DELETE FROM plants WHERE id = $1 RETURNING id),
+  erased AS (UPDATE webhook_events SET payload = NULL WHERE plant_id IN (SELECT id FROM gone) AND payload IS NOT NULL RETURNING seq),
+  failed AS (
+    UPDATE webhook_deliveries SET status = 'failed', last_error = '${PLANT_DELETED}', next_attempt_at = NULL, settled_at = now(),
+      lease = NULL, lease_until = NULL
+    WHERE event_seq IN (SELECT seq FROM erased) AND status = 'pending' RETURNING webhook_id),
+  counted AS (
+    UPDATE webhooks SET pending = webhooks.pending - failed_per.n
+    FROM (SELECT webhook_id, count(*) AS n FROM failed GROUP BY webhook_id) AS failed_per WHERE webhooks.id = failed_per.webhook_id)
+  SELECT count(*)::int AS deleted FROM gone`
+
+const ENABLE = `WITH target AS (SELECT id FROM webhooks WHERE id = $1),
+  enabled AS (
+    UPDATE webhooks SET disabled_at = NULL, replay_from = missed_from, missed_from = NULL,
+      replay_to = (SELECT coalesce(max(seq), 0) FROM webhook_events)
+    WHERE id = $1 AND disabled_at IS NOT NULL)
+  SELECT count(*)::int AS found FROM target`
+
+// The subscription's row is locked first: instances replaying at once take turns.
+const REPLAY = `WITH state AS (
+    SELECT id, replay_from, replay_to, least($2::bigint, $3::bigint - pending) AS room FROM webhooks
+    WHERE id = $1 AND disabled_at IS NULL AND replay_from IS NOT NULL FOR NO KEY UPDATE),
+  picked AS (
+    SELECT events.seq, events.plant_id FROM webhook_events AS events, state
+    WHERE events.seq >= state.replay_from AND events.seq <= state.replay_to AND events.payload IS NOT NULL
+    ORDER BY events.seq LIMIT (SELECT greatest(room, 0) FROM state)),
+  queued AS (
+    INSERT INTO webhook_deliveries (id, webhook_id, plant_id, event_seq, next_attempt_at)
+    SELECT ${NEW_DELIVERY_ID}, $1, plant_id, seq, now() FROM picked ORDER BY seq RETURNING event_seq),
+  summary AS (SELECT count(*) AS n, max(event_seq) AS last FROM queued)
+  UPDATE webhooks SET pending = webhooks.pending + summary.n,
+    replay_from = CASE WHEN summary.n < state.room THEN NULL ELSE summary.last + 1 END,
+    replay_to = CASE WHEN summary.n < state.room THEN NULL ELSE webhooks.replay_to END,
+    missed_since = CASE WHEN summary.n < state.room THEN NULL ELSE webhooks.missed_since END
+  FROM state, summary WHERE webhooks.id = state.id AND state.room > 0
+  RETURNING summary.n::int AS queued`
+
+// A chunk of events in seq order, whatever they are: no statement reads more rows than the limit.
+const PRUNE_EVENTS = `WITH chunk AS (SELECT seq, created_at FROM webhook_events WHERE seq > $2 ORDER BY seq LIMIT $3),
+  pruned AS (
+    DELETE FROM webhook_events WHERE seq IN (SELECT seq FROM chunk WHERE created_at < $1
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_deliveries.event_seq = chunk.seq)))
+  SELECT count(*)::int AS examined, max(seq)::text AS last, coalesce(max(created_at) < $1, false) AS old FROM chunk`
 
 const RELEASE_LEASES = `UPDATE webhook_deliveries SET lease = NULL, lease_until = NULL
   FROM unnest($1::text[], $2::text[]) AS released (id, lease)
   WHERE webhook_deliveries.id = released.id AND webhook_deliveries.lease = released.lease`
 
 // Which delivery it was, and whether it was pending before this statement changed it.
-const RESTART = `WITH target AS (SELECT seq, status FROM webhook_deliveries WHERE webhook_id = $1 AND id = $2 FOR UPDATE),
+// Erased: its plant was deleted (or its event, no longer kept, pruned): nothing to send.
+const RESTART = `WITH target AS (SELECT seq, status, event_seq FROM webhook_deliveries WHERE webhook_id = $1 AND id = $2 FOR UPDATE),
+  kept AS (
+    SELECT target.seq, target.status, coalesce((SELECT payload IS NULL FROM webhook_events WHERE webhook_events.seq = target.event_seq), true) AS erased
+    FROM target),
   restarted AS (
     UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL, last_error = NULL,
       next_attempt_at = now(), delivered_at = NULL, settled_at = NULL, lease = NULL, lease_until = NULL
-    WHERE seq = (SELECT seq FROM target WHERE status <> 'pending'))
-  SELECT status FROM target`
+    WHERE seq = (SELECT seq FROM kept WHERE status <> 'pending' AND NOT erased) RETURNING webhook_id),
+  counted AS (UPDATE webhooks SET pending = webhooks.pending + 1 FROM restarted WHERE webhooks.id = restarted.webhook_id)
+  SELECT status, erased FROM kept`
 
 export class PostgresWebhooks implements WebhookStore {
   readonly #query: Query
   readonly #script: Script
   #listener = (): void => {}
+  /** The bound of a subscription's pending deliveries, read by each create statement. */
+  maxPending = DEFAULT_MAX_PENDING
 
   constructor (query: Query, script: Script) {
     this.#query = query
@@ -121,17 +183,23 @@ export class PostgresWebhooks implements WebhookStore {
   }
 
   async restart (webhookId: string, deliveryId: string): Promise<RestartOutcome> {
-    const [row] = (await this.#query<{ status: DeliveryStatus }>(RESTART, [webhookId, deliveryId])).rows
+    const [row] = (await this.#query<{ status: DeliveryStatus, erased: boolean }>(RESTART, [webhookId, deliveryId])).rows
     if (row === undefined) return 'absent'
     if (row.status === 'pending') return 'pending'
+    if (row.erased) return 'erased'
     this.#listener()
     return 'restarted'
   }
 
   async claim (webhookId: string, limit: number, leaseMs: number): Promise<DueDelivery[]> {
     const lease = randomBytes(12).toString('base64url')
-    const { rows } = await this.#query<{ id: string, payload: Buffer, attempts: number }>(CLAIM, [webhookId, limit, leaseMs, lease])
-    return rows.map(({ id, payload, attempts }) => ({ id, payload, attempts, lease }))
+    const { rows } = await this.#query<{ id: string, payload: Buffer | null, attempts: number }>(CLAIM, [webhookId, limit, leaseMs, lease])
+    const due: DueDelivery[] = []
+    for (const { id, payload, attempts } of rows) {
+      if (payload !== null) due.push({ id, payload, attempts, lease })
+      else await this.record({ id, payload: Buffer.alloc(0), attempts, lease }, { delivered: false, error: PLANT_DELETED })
+    }
+    return due
   }
 
   async record ({ id, lease }: DueDelivery, { delivered, statusCode, error, retryInMs }: AttemptRecord): Promise<void> {
@@ -146,13 +214,32 @@ export class PostgresWebhooks implements WebhookStore {
   }
 
   async pending (): Promise<number> {
-    const { rows } = await this.#query<{ count: number }>(`SELECT count(*)::int AS count FROM webhook_deliveries
-      WHERE status = 'pending' AND ${SUBSCRIBED}`)
+    const { rows } = await this.#query<{ count: number }>('SELECT coalesce(sum(pending), 0)::int AS count FROM webhooks')
     return rows[0].count
   }
 
   async prune (settledBefore: Date, limit: number): Promise<number> {
     return (await this.#query(PRUNE, [settledBefore, limit])).rowCount ?? 0
+  }
+
+  limitPending (max: number): void {
+    this.maxPending = max
+  }
+
+  async enable (id: string): Promise<boolean> {
+    return (await this.#query<{ found: number }>(ENABLE, [id])).rows[0].found === 1
+  }
+
+  async replay (id: string, limit: number): Promise<number> {
+    const [row] = (await this.#query<{ queued: number }>(REPLAY, [id, limit, this.maxPending])).rows
+    if (row === undefined || row.queued === 0) return 0
+    this.#listener()
+    return row.queued
+  }
+
+  async pruneEvents (createdBefore: Date, after: number, limit: number): Promise<number | undefined> {
+    const [{ examined, last, old }] = (await this.#query<{ examined: number, last: string | null, old: boolean }>(PRUNE_EVENTS, [createdBefore, after, limit])).rows
+    return examined === limit && old ? Number(last) : undefined
   }
 
   onAnnounced (listener: () => void): void {

@@ -6,7 +6,7 @@ import { probe, unavailable } from './postgres-connection.ts'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
 import { PostgresPool } from './postgres-pool.ts'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
-import { PostgresWebhooks } from './postgres-webhooks.ts'
+import { DELETE_PLANT, PostgresWebhooks } from './postgres-webhooks.ts'
 import { pageStart, plantBytes, type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext } from './store.ts'
 
 const FIRST_RETRY_MS = 100
@@ -50,7 +50,7 @@ export class PostgresStore implements PlantStore {
     this.webhooks = new PostgresWebhooks(query, this.#pool.script.bind(this.#pool))
     this.#creates = new GroupCommit({
       write: async (plants) => {
-        const results = await createBatch(query, plants)
+        const results = await createBatch(query, plants, this.webhooks.maxPending)
         this.#outage.recover(true)
         if (results.some((result) => !(result instanceof Error) && result.outcome === 'created')) this.webhooks.committed()
         return results
@@ -84,11 +84,11 @@ export class PostgresStore implements PlantStore {
     return rows.map(toPlant)
   }
 
-  // A statement of its own: holding one row lock, it cannot deadlock with another instance's batch.
+  // A statement of its own, which also erases the plant's payload from the outbox (see DELETE_PLANT).
   async delete (id: bigint): Promise<boolean> {
-    const { rowCount } = await this.#pool.query('DELETE FROM plants WHERE id = $1', [String(id)])
+    const { rows } = await this.#pool.query<{ deleted: number }>(DELETE_PLANT, [String(id)])
     this.#outage.recover(true)
-    return rowCount === 1
+    return rows[0].deleted === 1
   }
 
   async ping (): Promise<void> {

@@ -38,7 +38,31 @@ const migrations: string[] = [
    ) STRICT;
    CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, seq);
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
-   CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (settled_at) WHERE status <> 'pending'`
+   CREATE INDEX webhook_deliveries_settled ON webhook_deliveries (settled_at) WHERE status <> 'pending'`,
+  // 4: each event's payload once, in webhook_events, not once per subscription (a
+  // delivery's own payload column is left empty); a payload NULL is a deleted plant's.
+  // Per subscription, a counter of its pending deliveries (so that a create never counts
+  // them), and, past the bound, when it was disabled and the first event it missed.
+  `CREATE TABLE webhook_events (
+     seq        INTEGER PRIMARY KEY,
+     plant_id   INTEGER NOT NULL,
+     payload    BLOB,
+     created_at INTEGER NOT NULL
+   ) STRICT;
+   INSERT INTO webhook_events (plant_id, payload, created_at)
+     SELECT plant_id, payload, min(created_at) FROM webhook_deliveries GROUP BY plant_id, payload ORDER BY min(seq);
+   CREATE INDEX webhook_events_plant ON webhook_events (plant_id);
+   ALTER TABLE webhook_deliveries ADD COLUMN event_seq INTEGER NOT NULL DEFAULT 0;
+   UPDATE webhook_deliveries SET payload = X'', event_seq = (SELECT seq FROM webhook_events
+     WHERE webhook_events.plant_id = webhook_deliveries.plant_id AND webhook_events.payload = webhook_deliveries.payload);
+   CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_seq);
+   ALTER TABLE webhooks ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE webhooks ADD COLUMN disabled_at INTEGER;
+   ALTER TABLE webhooks ADD COLUMN missed_since INTEGER;
+   ALTER TABLE webhooks ADD COLUMN missed_from INTEGER;
+   ALTER TABLE webhooks ADD COLUMN replay_from INTEGER;
+   ALTER TABLE webhooks ADD COLUMN replay_to INTEGER;
+   UPDATE webhooks SET pending = (SELECT count(*) FROM webhook_deliveries WHERE webhook_id = webhooks.id AND status = 'pending')`
 ]
 
 export const SCHEMA_VERSION = migrations.length

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import type { DeliveryStatus } from '../../schemas/webhook.ts'
 import { WRITE_OVERHEAD_BYTES, type StoredPlant } from './store.ts'
-import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
+import { prepareWebhooks, type Outcome } from './sqlite-webhook-statements.ts'
+import { toDelivery, toSubscription } from './webhook-rows.ts'
 import {
-  announcement,
+  announcement, DEFAULT_MAX_PENDING, PLANT_DELETED,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome,
   type StoredDelivery, type StoredSubscription, type WebhookStore
 } from './webhooks.ts'
@@ -18,26 +18,12 @@ export type Write = <Result>(bytes: number, run: () => Result) => Promise<Result
 /** Runs a read, an unavailable file turned into StoreUnavailable; resolves once what it read is on disk. */
 export type Read = <Result>(run: () => Result) => Promise<Result>
 
-interface DueRow { id: string, payload: Buffer, attempts: bigint }
-
-interface Claim { webhook: string, now: number, limit: number, lease: string, until: number }
-interface Outcome { id: string, lease: string, code: number | null, error: string | null, now: number, at: number }
-
-// The first subscription id among the deliveries that no subscription has: the distinct
-// ids are walked one index seek each (a handful), never the deliveries themselves.
-const FIRST_ORPHAN = `WITH RECURSIVE ids (id) AS (
-    SELECT min(webhook_id) FROM webhook_deliveries
-    UNION ALL
-    SELECT (SELECT min(webhook_id) FROM webhook_deliveries WHERE webhook_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
-  SELECT id FROM ids WHERE id IS NOT NULL AND id NOT IN (SELECT id FROM webhooks) LIMIT 1`
-
-const RELEASE = 'lease = NULL, lease_until = NULL, attempts = attempts + 1, last_status_code = @code'
-
 export class SqliteWebhooks implements WebhookStore {
   readonly #write: Write
   readonly #read: Read
   readonly #statements
   #listener = (): void => {}
+  #maxPending = DEFAULT_MAX_PENDING
   /** Set by announce inside a transaction, told once the transaction has committed. */
   #announced = false
   /**
@@ -49,50 +35,34 @@ export class SqliteWebhooks implements WebhookStore {
   constructor (db: Database.Database, write: Write, read: Read) {
     this.#write = write
     this.#read = read
-    // `+` before a parameter in LIMIT or equal to a non-unique index's first column
-    // (`webhook_id = +?`): see the plants' statements (sqlite.ts).
-    this.#statements = {
-      // The delivery's id is time-ordered: see StoredDelivery.
-      announce: db.prepare<[{ plant: bigint, payload: Buffer, now: number }]>(`INSERT INTO webhook_deliveries (id, webhook_id, plant_id, payload, next_attempt_at, created_at)
-        SELECT 'msg_' || printf('%012x', @now) || lower(hex(randomblob(10))), id, @plant, @payload, @now, @now FROM webhooks`),
-      count: db.prepare<[], { count: bigint }>('SELECT count(*) AS count FROM webhooks'),
-      subscribe: db.prepare<[string, string, string, number]>('INSERT INTO webhooks (id, url, secret, created_at) VALUES (?, ?, ?, ?)'),
-      subscriptions: db.prepare<[], SubscriptionRow>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhooks ORDER BY rowid`),
-      unsubscribe: db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?'),
-      sweep: db.prepare<[number]>(`DELETE FROM webhook_deliveries WHERE seq IN (
-        SELECT seq FROM webhook_deliveries WHERE webhook_id = (${FIRST_ORPHAN}) LIMIT +?)`),
-      page: db.prepare<[string, number, number], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
-        WHERE webhook_id = +? AND seq < ? ORDER BY seq DESC LIMIT +?`),
-      status: db.prepare<[string, string], { status: DeliveryStatus }>('SELECT status FROM webhook_deliveries WHERE webhook_id = +? AND id = ?'),
-      restart: db.prepare<[number, string]>(`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL,
-        last_error = NULL, next_attempt_at = ?, delivered_at = NULL, settled_at = NULL, lease = NULL, lease_until = NULL WHERE id = ?`),
-      claim: db.prepare<[Claim], DueRow>(`UPDATE webhook_deliveries SET lease = @lease, lease_until = @until
-        WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE webhook_id = +@webhook AND status = 'pending' AND next_attempt_at <= @now
-                        AND (lease_until IS NULL OR lease_until <= @now) AND EXISTS (SELECT 1 FROM webhooks WHERE id = @webhook)
-                        ORDER BY next_attempt_at LIMIT +@limit)
-        RETURNING id, payload, attempts`),
-      delivered: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'delivered', last_error = NULL,
-        next_attempt_at = NULL, delivered_at = @now, settled_at = @now WHERE id = @id AND lease = @lease`),
-      retried: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, last_error = @error, next_attempt_at = @at
-        WHERE id = @id AND lease = @lease`),
-      failed: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'failed', last_error = @error,
-        next_attempt_at = NULL, settled_at = @now WHERE id = @id AND lease = @lease`),
-      release: db.prepare<[string, string]>('UPDATE webhook_deliveries SET lease = NULL, lease_until = NULL WHERE id = ? AND lease = ?'),
-      // Deliveries of a deleted subscription count until swept: seconds, and the count stays an index count.
-      pending: db.prepare<[], { count: bigint }>('SELECT count(*) AS count FROM webhook_deliveries WHERE status = \'pending\''),
-      prune: db.prepare<[number, number]>(`DELETE FROM webhook_deliveries WHERE seq IN (
-        SELECT seq FROM webhook_deliveries WHERE status <> 'pending' AND settled_at < ? LIMIT +?)`)
-    }
+    this.#statements = prepareWebhooks(db)
   }
 
   /**
-   * Writes the plant's deliveries, one per subscription: called by a create inside its
-   * transaction, so they commit (or roll back) with the plant.
+   * Writes the plant's event, its payload once, and a delivery of it to each enabled
+   * subscription below its bound (those at the bound are disabled): called by a create
+   * inside its transaction, so they commit (or roll back) with the plant. O(subscriptions).
    */
   announce (plant: StoredPlant): void {
     this.#subscribed ??= this.#statements.count.get()!.count > 0n
     if (!this.#subscribed) return
-    if (this.#statements.announce.run({ plant: plant.id, payload: announcement(plant), now: Date.now() }).changes > 0) this.#announced = true
+    const now = Date.now()
+    const event = this.#statements.event.run(plant.id, announcement(plant), now).lastInsertRowid
+    this.#statements.disable.run({ max: this.#maxPending, event, now })
+    if (this.#statements.announce.run({ plant: plant.id, event, now }).changes === 0) return
+    this.#statements.announced.run()
+    this.#announced = true
+  }
+
+  /**
+   * Erases a deleted plant's payload and fails its pending deliveries: called by the
+   * plant's delete inside its transaction. O(subscriptions): one live event per plant.
+   */
+  erase (plantId: bigint): void {
+    const now = Date.now()
+    for (const { seq } of this.#statements.erase.all(plantId)) {
+      for (const { webhook_id: webhook } of this.#statements.erased.all({ event: seq, now })) this.#statements.settled.run(webhook)
+    }
   }
 
   /** Called by the store after each committed transaction. */
@@ -139,7 +109,10 @@ export class SqliteWebhooks implements WebhookStore {
       const row = this.#statements.status.get(webhookId, deliveryId)
       if (row === undefined) return 'absent'
       if (row.status === 'pending') return 'pending'
+      // Erased, or (pruned) no longer kept: there is nothing to send.
+      if (row.erased !== 0n) return 'erased'
       this.#statements.restart.run(Date.now(), deliveryId)
+      this.#statements.unsettled.run(webhookId)
       this.#announced = true
       return 'restarted'
     })
@@ -149,8 +122,12 @@ export class SqliteWebhooks implements WebhookStore {
     const lease = randomBytes(12).toString('base64url')
     return await this.#write(WRITE_OVERHEAD_BYTES, () => {
       const now = Date.now()
-      return this.#statements.claim.all({ webhook: webhookId, now, limit, lease, until: now + leaseMs })
-        .map(({ id, payload, attempts }) => ({ id, payload, attempts: Number(attempts), lease }))
+      const due: DueDelivery[] = []
+      for (const { id, payload, attempts } of this.#statements.claim.all({ webhook: webhookId, now, limit, lease, until: now + leaseMs })) {
+        if (payload !== null) due.push({ id, payload, attempts: Number(attempts), lease })
+        else this.#settle(this.#statements.failed, { id, lease, code: null, error: PLANT_DELETED, now, at: now })
+      }
+      return due
     })
   }
 
@@ -158,10 +135,17 @@ export class SqliteWebhooks implements WebhookStore {
     await this.#write(WRITE_OVERHEAD_BYTES + 2 * (error?.length ?? 0), () => {
       const now = Date.now()
       const outcome = { id, lease, code: statusCode ?? null, error: error ?? null, now, at: now + (retryInMs ?? 0) }
-      if (delivered) this.#statements.delivered.run(outcome)
-      else if (retryInMs !== undefined) this.#statements.retried.run(outcome)
-      else this.#statements.failed.run(outcome)
+      if (retryInMs !== undefined && !delivered) {
+        this.#statements.retried.run(outcome)
+        return
+      }
+      this.#settle(delivered ? this.#statements.delivered : this.#statements.failed, outcome)
     })
+  }
+
+  #settle (statement: Database.Statement<[Outcome], { webhook_id: string }>, outcome: Outcome): void {
+    const settled = statement.get(outcome)
+    if (settled !== undefined) this.#statements.settled.run(settled.webhook_id)
   }
 
   async release (deliveries: DueDelivery[]): Promise<void> {
@@ -176,6 +160,42 @@ export class SqliteWebhooks implements WebhookStore {
 
   async prune (settledBefore: Date, limit: number): Promise<number> {
     return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.prune.run(settledBefore.getTime(), limit).changes)
+  }
+
+  limitPending (max: number): void {
+    this.#maxPending = max
+  }
+
+  async enable (id: string): Promise<boolean> {
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
+      if (this.#statements.exists.get(id) === undefined) return false
+      this.#statements.enable.run(id)
+      return true
+    })
+  }
+
+  async replay (id: string, limit: number): Promise<number> {
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
+      const state = this.#statements.replayState.get(id)
+      if (state === undefined) return 0
+      const room = Math.min(limit, this.#maxPending - Number(state.pending))
+      if (room <= 0) return 0
+      const queued = this.#statements.replay.all({ webhook: id, from: state.replay_from, to: state.replay_to, limit: room, now: Date.now() })
+      // A chunk short of what was asked for queued the last of them.
+      const next = queued.length < room ? null : queued.reduce((last, { event_seq: seq }) => seq > last ? seq : last, 0n) + 1n
+      this.#statements.replayed.run({ webhook: id, count: queued.length, next })
+      if (queued.length > 0) this.#announced = true
+      return queued.length
+    })
+  }
+
+  async pruneEvents (createdBefore: Date, after: number, limit: number): Promise<number | undefined> {
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
+      const chunk = { after, limit, before: createdBefore.getTime() }
+      const { examined, last, newest } = this.#statements.eventChunk.get(chunk)!
+      this.#statements.pruneEvents.run(chunk)
+      return Number(examined) === limit && Number(newest) < chunk.before ? Number(last) : undefined
+    })
   }
 
   onAnnounced (listener: () => void): void {

@@ -60,7 +60,11 @@ export class SqliteStore implements PlantStore {
   }
 
   async delete (id: bigint): Promise<boolean> {
-    return await this.#durable.write(WRITE_OVERHEAD_BYTES, () => this.#statements.delete.run(id).changes === 1)
+    return await this.#durable.write(WRITE_OVERHEAD_BYTES, () => {
+      if (this.#statements.delete.run(id).changes !== 1) return false
+      this.webhooks.erase(id)
+      return true
+    })
   }
 
   async ping (): Promise<void> {

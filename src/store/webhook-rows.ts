@@ -8,10 +8,19 @@ import type { StoredDelivery, StoredSubscription } from './webhooks.ts'
 type Integer = number | bigint | string
 type Time = Date | bigint
 
-export const SUBSCRIPTION_COLUMNS = 'id, url, secret, created_at'
+export const SUBSCRIPTION_COLUMNS = 'id, url, secret, created_at, pending, disabled_at, missed_since, replay_from IS NOT NULL AS replaying'
 export const DELIVERY_COLUMNS = 'seq, id, webhook_id, plant_id, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at'
 
-export interface SubscriptionRow { id: string, url: string, secret: string, created_at: Time }
+export interface SubscriptionRow {
+  id: string
+  url: string
+  secret: string
+  created_at: Time
+  pending: Integer
+  disabled_at: Time | null
+  missed_since: Time | null
+  replaying: boolean | Integer
+}
 
 export interface DeliveryRow {
   seq: Integer
@@ -27,8 +36,17 @@ export interface DeliveryRow {
   delivered_at: Time | null
 }
 
-export function toSubscription ({ id, url, secret, created_at: createdAt }: SubscriptionRow): StoredSubscription {
-  return { id, url, secret, createdAt: time(createdAt) }
+export function toSubscription (row: SubscriptionRow): StoredSubscription {
+  return {
+    id: row.id,
+    url: row.url,
+    secret: row.secret,
+    createdAt: time(row.created_at),
+    ...row.disabled_at === null ? {} : { disabledAt: time(row.disabled_at) },
+    ...row.missed_since === null ? {} : { missedSince: time(row.missed_since) },
+    replaying: Boolean(Number(row.replaying)),
+    pending: Number(row.pending)
+  }
 }
 
 /** The delivery a row holds; a column that is NULL is a field left out. */

@@ -10,6 +10,14 @@ export interface StoredSubscription {
   /** The Standard Webhooks key, `whsec_…`: needed to sign, so kept as it is. */
   secret: string
   createdAt: Date
+  /** Set once its pending deliveries reached the bound: it gets no new ones until enabled. */
+  disabledAt?: Date
+  /** While disabled, or its replay is under way: when the first event it has not been given was created. */
+  missedSince?: Date
+  /** Whether enable left missed events to queue (see replay). */
+  replaying?: boolean
+  /** Its pending deliveries, as counted by the store. */
+  pending?: number
 }
 
 export interface StoredDelivery {
@@ -54,8 +62,18 @@ export interface DeliveryPage {
   before?: number
 }
 
-/** restarted: the delivery is pending again, due now; pending: it already was; absent: no such delivery. */
-export type RestartOutcome = 'restarted' | 'pending' | 'absent'
+/**
+ * restarted: the delivery is pending again, due now; pending: it already was; erased: its
+ * plant was deleted, and its payload with it; absent: no such delivery.
+ */
+export type RestartOutcome = 'restarted' | 'pending' | 'erased' | 'absent'
+
+/** A subscription's pending deliveries past which it is disabled, unless configured. */
+export const DEFAULT_MAX_PENDING = 10_000
+/** The lastError of a delivery failed because its plant was deleted. */
+export const PLANT_DELETED = 'plant deleted'
+/** The most rows one pruning or replaying statement touches: no statement grows with the data. */
+export const CHUNK_ROWS = 1000
 
 export interface WebhookStore {
   /** Adds a subscription unless `max` exist already; false when at the limit. */
@@ -70,7 +88,10 @@ export interface WebhookStore {
   deliveries: (webhookId: string, page: DeliveryPage) => Promise<StoredDelivery[]>
   /** Starts a delivered or failed delivery over: pending, no attempts, due now. */
   restart: (webhookId: string, deliveryId: string) => Promise<RestartOutcome>
-  /** Leases up to `limit` due deliveries, oldest first, for `leaseMs`; live leases elsewhere are skipped. */
+  /**
+   * Leases up to `limit` due deliveries, oldest first, for `leaseMs`; live leases elsewhere are skipped.
+   * One whose payload is gone (its plant deleted meanwhile) is failed instead, not returned.
+   */
   claim: (webhookId: string, limit: number, leaseMs: number) => Promise<DueDelivery[]>
   /** Records an attempt of a leased delivery and releases the lease; ignored once the lease was lost. */
   record: (delivery: DueDelivery, attempt: AttemptRecord) => Promise<void>
@@ -80,6 +101,18 @@ export interface WebhookStore {
   pending: () => Promise<number>
   /** Deletes up to `limit` delivered and failed deliveries settled before `settledBefore`; returns how many. */
   prune: (settledBefore: Date, limit: number) => Promise<number>
+  /** Sets the bound of a subscription's pending deliveries: an announce past it disables the subscription instead. */
+  limitPending: (max: number) => void
+  /** Enables a disabled subscription, its missed events left to replay; false when there was none. */
+  enable: (id: string) => Promise<boolean>
+  /** Queues up to `limit` of the events an enabled subscription missed, oldest first, within its bound; returns how many. */
+  replay: (id: string, limit: number) => Promise<number>
+  /**
+   * Looks at the `limit` events after seq `after` and deletes those created before
+   * `createdBefore` that no delivery refers to; returns the seq to go on after, or
+   * undefined once past the last event so old.
+   */
+  pruneEvents: (createdBefore: Date, after: number, limit: number) => Promise<number | undefined>
   /** Called after a commit that wrote deliveries, so that they go out without waiting for a poll. */
   onAnnounced: (listener: () => void) => void
 }

@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Metrics } from '../plugins/metrics.ts'
 import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.ts'
+import { OutboxUpkeep } from './outbox-upkeep.ts'
 import { ReceiverBreaker } from './receiver-breaker.ts'
 import type { AttemptResult, Sender } from './sender.ts'
 import { FAILURES_TO_PAUSE, MAX_PAUSE_MS, POLL_INTERVAL_MS, retryDelay, type DispatcherSettings } from './dispatch-policy.ts'
@@ -31,6 +32,7 @@ export class Dispatcher {
   /** Subscriptions whose last claim got all it asked for: more may be due. */
   readonly #more = new Set<string>()
   readonly #timers = new Set<NodeJS.Timeout>()
+  readonly #upkeep: OutboxUpkeep
   #round: Promise<void> | undefined
   #again = false
   #closed = false
@@ -44,6 +46,7 @@ export class Dispatcher {
     // A wait for a slot, the attempt and its record; then another instance may take it over.
     this.#leaseMs = 3 * settings.timeoutMs + 1000
     this.#breaker = new ReceiverBreaker(FAILURES_TO_PAUSE, settings.retryBaseMs, MAX_PAUSE_MS)
+    this.#upkeep = new OutboxUpkeep(store, log)
     store.onAnnounced(() => this.wake())
   }
 
@@ -61,6 +64,7 @@ export class Dispatcher {
       for (const id of this.#ready.keys()) if (gone(id)) this.#ready.delete(id)
       this.#breaker.retain((id) => !gone(id))
       this.wake()
+      this.#upkeep.refreshed(subscriptions)
     }, (err: unknown) => this.#log.debug({ err }, 'webhooks: cannot read the subscriptions; trying again'))
   }
 
@@ -76,6 +80,7 @@ export class Dispatcher {
 
   async close (): Promise<void> {
     this.#closed = true
+    this.#upkeep.close()
     for (const timer of this.#timers) clearTimeout(timer)
     await this.#round
     await this.#releaseReady()
@@ -219,10 +224,7 @@ export class Dispatcher {
   }
 
   #every (ms: number, run: () => void): void {
-    this.#after(ms, () => {
-      run()
-      this.#every(ms, run)
-    })
+    this.#after(ms, () => { run(); this.#every(ms, run) })
   }
 
   #after (ms: number, run: () => void): void {

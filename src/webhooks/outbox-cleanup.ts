@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify'
-import type { WebhookStore } from '../store/webhooks.ts'
+import { CHUNK_ROWS, type WebhookStore } from '../store/webhooks.ts'
 import { PRUNE_INTERVAL_MS, RETENTION_MS } from './dispatch-policy.ts'
 
 // The most deliveries one statement deletes: about 2 ms of SQLite's event loop (some 2.5 µs
@@ -9,7 +9,8 @@ export const CLEANUP_CHUNK = 500
 /**
  * Deletes what the outbox no longer needs, a chunk per statement, each its own write (its
  * own event-loop turn and commit), however much there is: the deliveries of deleted
- * subscriptions, then those settled longer than RETENTION_MS. It runs at start (resuming a
+ * subscriptions, then those settled longer than RETENTION_MS, then the events older than
+ * that which no delivery refers to. It runs at start (resuming a
  * cleanup a crash cut short), when the subscriptions change, and every PRUNE_INTERVAL_MS.
  */
 export class OutboxCleanup {
@@ -52,7 +53,11 @@ export class OutboxCleanup {
       this.#again = false
       try {
         await this.#inChunks(async () => await this.#store.sweep(CLEANUP_CHUNK))
-        await this.#inChunks(async () => await this.#store.prune(new Date(Date.now() - RETENTION_MS), CLEANUP_CHUNK))
+        const before = new Date(Date.now() - RETENTION_MS)
+        await this.#inChunks(async () => await this.#store.prune(before, CLEANUP_CHUNK))
+        for (let after: number | undefined = 0; after !== undefined && !this.#closed;) {
+          after = await this.#store.pruneEvents(before, after, CHUNK_ROWS)
+        }
       } catch (err) {
         this.#log.debug({ err }, 'webhooks: cannot clean up the outbox; trying again later')
         return

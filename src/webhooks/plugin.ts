@@ -12,6 +12,8 @@ import { Sender } from './sender.ts'
 export interface WebhookSettings extends DispatcherSettings {
   /** Lets webhooks go to http URLs and to private addresses: development and tests only. */
   allowPrivate: boolean
+  /** A subscription's pending deliveries past which it is disabled. */
+  maxPending: number
 }
 
 export interface WebhooksOptions {
@@ -26,6 +28,7 @@ export interface WebhooksOptions {
  * (written by the plants module's creates) and its cleanup, from ready until close.
  */
 async function webhooks (app: FastifyInstance, { store, settings, resolve }: WebhooksOptions): Promise<void> {
+  store.limitPending(settings.maxPending)
   const policy = new AddressPolicy(settings.allowPrivate, resolve)
   const dispatcher = new Dispatcher(store, new Sender(policy, settings.timeoutMs), settings, app.log, app.metrics)
   const cleanup = new OutboxCleanup(store, app.log)

@@ -83,12 +83,24 @@ export const listDeliveries = {
 export const retryDelivery = {
   operationId: 'retryDelivery',
   summary: 'Start a delivery over',
-  description: 'A failed (or delivered) delivery becomes pending again with no attempts made, due now, under the same `webhook-id`. It takes no body: one sent anyway must be JSON, and is ignored.',
+  description: 'A failed (or delivered) delivery becomes pending again with no attempts made, due now, under the same `webhook-id`. A deleted plant\'s delivery is not: its data is no longer kept (`409 plant_deleted`). It takes no body: one sent anyway must be JSON, and is ignored.',
   tags: ['webhooks'],
   params: DeliveryParams,
   response: {
     // No body at all: `null` would be a JSON body of its own.
     202: Type.Unsafe<undefined>(Type.Null({ description: 'Accepted: the delivery is pending; follow it in the delivery log' })),
-    ...errorResponses(GUARDED, PATH_PARAMETERS, IGNORED_BODY, 'webhook_not_found', 'delivery_not_found', 'delivery_pending', 'store_unavailable', 'store_busy')
+    ...errorResponses(GUARDED, PATH_PARAMETERS, IGNORED_BODY, 'webhook_not_found', 'delivery_not_found', 'delivery_pending', 'plant_deleted', 'store_unavailable', 'store_busy')
+  }
+}
+
+export const enableSubscription = {
+  operationId: 'enableSubscription',
+  summary: 'Enable a disabled subscription, replaying what it missed',
+  description: 'A subscription disabled because its pending deliveries reached WEBHOOK_MAX_PENDING becomes active again: new plants are announced to it, and the plants it missed while disabled (those created within the last 7 days and not deleted since) are queued for it in the background, oldest first, in chunks of 1,000 as its pending deliveries leave room. An active subscription is left as it is. It takes no body: one sent anyway must be JSON, and is ignored.',
+  tags: ['webhooks'],
+  params: SubscriptionParams,
+  response: {
+    202: Type.Unsafe<undefined>(Type.Null({ description: 'Accepted: the subscription is active; what it missed is being queued (`missedSince` is shown until all of it is)' })),
+    ...errorResponses(GUARDED, PATH_PARAMETERS, IGNORED_BODY, 'webhook_not_found', 'store_unavailable', 'store_busy')
   }
 }

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { DeliveryListQuery, MAX_SUBSCRIPTIONS, PLANT_CREATED, type Delivery, type Subscription } from '../../schemas/index.ts'
 import {
-  DeliveryNotFound, DeliveryPending, SubscriptionLimit, WebhookNotFound, WebhookUrlRefused, withDetails
+  DeliveryNotFound, DeliveryPending, PlantDeleted, SubscriptionLimit, WebhookNotFound, WebhookUrlRefused, withDetails
 } from '../http/errors.ts'
 import type { StoredDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.ts'
 import { AddressRefused, type AddressPolicy } from './address-policy.ts'
 import {
-  listDeliveries, listSubscriptions, getSubscription, retryDelivery, subscribe, unsubscribe
+  enableSubscription, listDeliveries, listSubscriptions, getSubscription, retryDelivery, subscribe, unsubscribe
 } from './route-schemas.ts'
 import { newSecret } from './signature.ts'
 
@@ -68,6 +68,13 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (ap
     const outcome = await store.restart(id, deliveryId)
     if (outcome === 'absent') throw new DeliveryNotFound(id, deliveryId)
     if (outcome === 'pending') throw new DeliveryPending(deliveryId)
+    if (outcome === 'erased') throw new PlantDeleted(deliveryId)
+    return await reply.code(202).send()
+  })
+
+  app.post('/webhooks/:id/enable', { schema: enableSubscription, config }, async (request, reply) => {
+    if (!await store.enable(request.params.id)) throw new WebhookNotFound(request.params.id)
+    changed()
     return await reply.code(202).send()
   })
 }
@@ -80,8 +87,17 @@ async function existing (store: WebhookStore, id: string): Promise<StoredSubscri
   return subscription
 }
 
-function shown ({ id, url, createdAt }: StoredSubscription): Subscription {
-  return { id, url, events: [PLANT_CREATED], createdAt: createdAt.toISOString() }
+function shown ({ id, url, createdAt, disabledAt, missedSince, pending }: StoredSubscription): Subscription {
+  return {
+    id,
+    url,
+    events: [PLANT_CREATED],
+    createdAt: createdAt.toISOString(),
+    status: disabledAt === undefined ? 'active' : 'disabled',
+    pendingDeliveries: Math.max(0, pending ?? 0),
+    disabledAt: disabledAt?.toISOString(),
+    missedSince: missedSince?.toISOString()
+  }
 }
 
 function delivery (stored: StoredDelivery): Delivery {

@@ -57,6 +57,7 @@ export const GUARDED: Array<{ method: string, path: string, url: string, scope: 
     url: `${SUBSCRIPTION}/deliveries/msg_${'0'.repeat(32)}/retry`,
     scope: 'webhooks:manage'
   },
+  { method: 'POST', path: '/webhooks/{id}/enable', url: `${SUBSCRIPTION}/enable`, scope: 'webhooks:manage' },
   { method: 'GET', path: '/metrics', url: '/metrics', scope: 'metrics:read' },
   { method: 'HEAD', path: '/metrics', url: '/metrics', scope: 'metrics:read' }
 ]

@@ -86,7 +86,7 @@ t.test('the document declares the upstream webhook and the subscription routes',
   t.ok(announce.responses['200'])
 
   t.same(Object.keys(doc.paths).filter((path) => path.startsWith('/webhooks')).sort(),
-    ['/webhooks', '/webhooks/{id}', '/webhooks/{id}/deliveries', '/webhooks/{id}/deliveries/{deliveryId}/retry'])
+    ['/webhooks', '/webhooks/{id}', '/webhooks/{id}/deliveries', '/webhooks/{id}/deliveries/{deliveryId}/retry', '/webhooks/{id}/enable'])
   const subscribe = doc.paths['/webhooks'].post
   t.same(subscribe.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NewSubscription' })
   t.same(subscribe.responses['201'].content['application/json'].schema, { $ref: '#/components/schemas/CreatedSubscription' })

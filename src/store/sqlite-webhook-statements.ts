@@ -1,0 +1,92 @@
+import type Database from 'better-sqlite3'
+import type { DeliveryStatus } from '../../schemas/webhook.ts'
+import { PLANT_DELETED } from './webhooks.ts'
+import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
+
+// The SQLite webhook store's statements. `+` before a parameter in LIMIT or equal to a
+// non-unique index's first column (`webhook_id = +?`): see the plants' statements (sqlite.ts).
+
+export interface DueRow { id: string, payload: Buffer | null, attempts: bigint }
+export interface Claim { webhook: string, now: number, limit: number, lease: string, until: number }
+export interface Outcome { id: string, lease: string, code: number | null, error: string | null, now: number, at: number }
+interface Announce { plant: bigint, event: number | bigint, now: number }
+interface Replay { webhook: string, from: number | bigint, to: number | bigint, limit: number, now: number }
+interface Chunk { after: number, limit: number, before: number }
+interface ReplayState { replay_from: bigint, replay_to: bigint, pending: bigint }
+
+// The first subscription id among the deliveries that no subscription has: the distinct
+// ids are walked one index seek each (a handful), never the deliveries themselves.
+const FIRST_ORPHAN = `WITH RECURSIVE ids (id) AS (
+    SELECT min(webhook_id) FROM webhook_deliveries
+    UNION ALL
+    SELECT (SELECT min(webhook_id) FROM webhook_deliveries WHERE webhook_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
+  SELECT id FROM ids WHERE id IS NOT NULL AND id NOT IN (SELECT id FROM webhooks) LIMIT 1`
+
+const RELEASE = 'lease = NULL, lease_until = NULL, attempts = attempts + 1, last_status_code = @code'
+// The delivery's id is time-ordered: see StoredDelivery.
+const NEW_ID = "'msg_' || printf('%012x', @now) || lower(hex(randomblob(10)))"
+
+export function prepareWebhooks (db: Database.Database) {
+  return {
+    event: db.prepare<[bigint, Buffer, number]>('INSERT INTO webhook_events (plant_id, payload, created_at) VALUES (?, ?, ?)'),
+    // Those at the bound miss this event; a replay under way is resumed from where it was.
+    disable: db.prepare<[{ max: number, event: number | bigint, now: number }]>(`UPDATE webhooks SET disabled_at = @now,
+      missed_since = coalesce(missed_since, @now), missed_from = coalesce(replay_from, @event), replay_from = NULL, replay_to = NULL
+      WHERE disabled_at IS NULL AND pending >= @max`),
+    // A delivery's own payload column is left empty: the payload is its event's.
+    announce: db.prepare<[Announce]>(`INSERT INTO webhook_deliveries (id, webhook_id, plant_id, event_seq, payload, next_attempt_at, created_at)
+      SELECT ${NEW_ID}, id, @plant, @event, X'', @now, @now FROM webhooks WHERE disabled_at IS NULL`),
+    announced: db.prepare('UPDATE webhooks SET pending = pending + 1 WHERE disabled_at IS NULL'),
+    settled: db.prepare<[string]>('UPDATE webhooks SET pending = pending - 1 WHERE id = ?'),
+    unsettled: db.prepare<[string]>('UPDATE webhooks SET pending = pending + 1 WHERE id = ?'),
+    count: db.prepare<[], { count: bigint }>('SELECT count(*) AS count FROM webhooks'),
+    subscribe: db.prepare<[string, string, string, number]>('INSERT INTO webhooks (id, url, secret, created_at) VALUES (?, ?, ?, ?)'),
+    subscriptions: db.prepare<[], SubscriptionRow>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhooks ORDER BY rowid`),
+    unsubscribe: db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?'),
+    sweep: db.prepare<[number]>(`DELETE FROM webhook_deliveries WHERE seq IN (
+      SELECT seq FROM webhook_deliveries WHERE webhook_id = (${FIRST_ORPHAN}) LIMIT +?)`),
+    page: db.prepare<[string, number, number], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+      WHERE webhook_id = +? AND seq < ? ORDER BY seq DESC LIMIT +?`),
+    status: db.prepare<[string, string], { status: DeliveryStatus, erased: bigint }>(`SELECT status,
+      (SELECT payload IS NULL FROM webhook_events WHERE seq = event_seq) AS erased FROM webhook_deliveries WHERE webhook_id = +? AND id = ?`),
+    restart: db.prepare<[number, string]>(`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL,
+      last_error = NULL, next_attempt_at = ?, delivered_at = NULL, settled_at = NULL, lease = NULL, lease_until = NULL WHERE id = ?`),
+    claim: db.prepare<[Claim], DueRow>(`UPDATE webhook_deliveries SET lease = @lease, lease_until = @until
+      WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE webhook_id = +@webhook AND status = 'pending' AND next_attempt_at <= @now
+                      AND (lease_until IS NULL OR lease_until <= @now) AND EXISTS (SELECT 1 FROM webhooks WHERE id = @webhook)
+                      ORDER BY next_attempt_at LIMIT +@limit)
+      RETURNING id, (SELECT payload FROM webhook_events WHERE webhook_events.seq = event_seq) AS payload, attempts`),
+    delivered: db.prepare<[Outcome], { webhook_id: string }>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'delivered', last_error = NULL,
+      next_attempt_at = NULL, delivered_at = @now, settled_at = @now WHERE id = @id AND lease = @lease RETURNING webhook_id`),
+    retried: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, last_error = @error, next_attempt_at = @at
+      WHERE id = @id AND lease = @lease`),
+    failed: db.prepare<[Outcome], { webhook_id: string }>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'failed', last_error = @error,
+      next_attempt_at = NULL, settled_at = @now WHERE id = @id AND lease = @lease RETURNING webhook_id`),
+    release: db.prepare<[string, string]>('UPDATE webhook_deliveries SET lease = NULL, lease_until = NULL WHERE id = ? AND lease = ?'),
+    pending: db.prepare<[], { count: bigint }>('SELECT coalesce(sum(pending), 0) AS count FROM webhooks'),
+    prune: db.prepare<[number, number]>(`DELETE FROM webhook_deliveries WHERE seq IN (
+      SELECT seq FROM webhook_deliveries WHERE status <> 'pending' AND settled_at < ? LIMIT +?)`),
+    // A deleted plant's payload is erased; its deliveries still pending fail (one event per subscription at most).
+    erase: db.prepare<[bigint], { seq: bigint }>('UPDATE webhook_events SET payload = NULL WHERE plant_id = +? AND payload IS NOT NULL RETURNING seq'),
+    erased: db.prepare<[{ event: bigint, now: number }], { webhook_id: string }>(`UPDATE webhook_deliveries SET status = 'failed',
+      last_error = '${PLANT_DELETED}', next_attempt_at = NULL, settled_at = @now, lease = NULL, lease_until = NULL
+      WHERE event_seq = +@event AND status = 'pending' RETURNING webhook_id`),
+    exists: db.prepare<[string], { id: string }>('SELECT id FROM webhooks WHERE id = ?'),
+    enable: db.prepare<[string]>(`UPDATE webhooks SET disabled_at = NULL, replay_from = missed_from, missed_from = NULL,
+      replay_to = (SELECT coalesce(max(seq), 0) FROM webhook_events) WHERE id = ? AND disabled_at IS NOT NULL`),
+    replayState: db.prepare<[string], ReplayState>(`SELECT replay_from, replay_to, pending FROM webhooks
+      WHERE id = ? AND disabled_at IS NULL AND replay_from IS NOT NULL`),
+    replay: db.prepare<[Replay], { event_seq: bigint }>(`INSERT INTO webhook_deliveries (id, webhook_id, plant_id, event_seq, payload, next_attempt_at, created_at)
+      SELECT ${NEW_ID}, @webhook, plant_id, seq, X'', @now, @now FROM webhook_events
+      WHERE seq >= @from AND seq <= @to AND payload IS NOT NULL ORDER BY seq LIMIT +@limit RETURNING event_seq`),
+    replayed: db.prepare<[{ webhook: string, count: number, next: number | bigint | null }]>(`UPDATE webhooks SET pending = pending + @count,
+      replay_from = @next, replay_to = CASE WHEN @next IS NULL THEN NULL ELSE replay_to END,
+      missed_since = CASE WHEN @next IS NULL THEN NULL ELSE missed_since END WHERE id = @webhook`),
+    // A chunk of events in seq order, whatever they are: no statement reads more rows than `limit`.
+    eventChunk: db.prepare<[Chunk], { examined: bigint, last: bigint | null, newest: bigint | null }>(`SELECT count(*) AS examined,
+      max(seq) AS last, max(created_at) AS newest FROM (SELECT seq, created_at FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit)`),
+    pruneEvents: db.prepare<[Chunk]>(`DELETE FROM webhook_events WHERE seq IN (
+      SELECT seq FROM (SELECT seq, created_at FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit) AS chunk
+      WHERE created_at < @before AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_seq = chunk.seq))`)
+  }
+}
