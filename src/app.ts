@@ -91,7 +91,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   app.addHook('onRequest', refuseUnrouted(routes))
   await app.register(readiness)
   await app.register(closing)
-  await app.register(metrics)
+  await app.register(metrics, { maxAgeMs: config.metricsCacheMs })
   await app.register(docs)
   await app.register(tokens, { tokens: config.tokens, file: config.tokensFile, generated: config.generatedToken !== undefined })
 

@@ -104,7 +104,7 @@ t.test('the answers of every operation carry the headers the contract requires, 
   await call(t, { path: '/health/ready', url: '/health/ready', status: 200 })
   failing = true
   await call(t, { path: '/health/ready', url: '/health/ready', status: 503, code: 'not_ready' })
-  await call(t, { path: '/metrics', url: '/metrics', status: 200 })
+  await call(t, { path: '/metrics', url: '/metrics', headers: AUTH, status: 200 })
 
   for (const id of [1, 2]) await call(t, { method: 'POST', path: '/plants', url: '/plants', headers: AUTH, body: { id, name: 'Monstera' }, status: 200 })
   await call(t, { method: 'POST', path: '/plants', url: '/plants', headers: AUTH, body: { id: 1, name: 'Fern' }, status: 409, code: 'plant_conflict' })
