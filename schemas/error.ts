@@ -158,7 +158,7 @@ export const ERROR_CODES = {
   },
   auth_locked_out: {
     status: 429,
-    meaning: 'Too many rejected tokens from this client address; retry after `Retry-After` seconds.',
+    meaning: 'A wrong token from a client address that sent too many this minute (a valid one from it is served); retry after `Retry-After` seconds.',
     example: 'too many rejected tokens from this address; retry after the delay in Retry-After',
     headers: ['Retry-After']
   },

@@ -5,7 +5,7 @@ export const SCOPES = {
   'plants:read': 'list and read plants (GET /plants, GET /plants/{id})',
   'plants:write': 'create and delete plants (POST /plants, DELETE /plants/{id})',
   'webhooks:manage': 'everything under /webhooks: subscriptions and their deliveries',
-  'metrics:read': 'GET /metrics, when METRICS_REQUIRE_TOKEN=true'
+  'metrics:read': 'GET /metrics, unless METRICS_REQUIRE_TOKEN=false opens it'
 } as const
 
 export const Scope = Type.Union(Object.keys(SCOPES).map((scope) => Type.Literal(scope as keyof typeof SCOPES)))

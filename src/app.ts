@@ -92,7 +92,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   app.addHook('onRequest', refuseUnrouted(routes))
   await app.register(readiness)
   await app.register(closing)
-  await app.register(metrics)
+  await app.register(metrics, { maxAgeMs: config.metricsCacheMs })
   // Its preParsing hook runs after every onRequest hook: auth and overload refuse first, unread.
   await app.register(bodyBudget, { maxBytes: config.bodyBytesInFlight })
   await app.register(docs)

@@ -45,6 +45,8 @@ export interface Config {
   /** How long the service goes on serving once told to stop, not ready, before it stops accepting; part of the grace. */
   shutdownDelayMs: number
   metricsRequireToken: boolean
+  /** How long one computed /metrics answer serves every scrape. */
+  metricsCacheMs: number
   webhooks: WebhookSettings
 }
 
@@ -124,6 +126,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     metricsRequireToken: e.METRICS_REQUIRE_TOKEN,
+    metricsCacheMs: e.METRICS_CACHE_MS,
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,

@@ -6,7 +6,7 @@ import t, { type Test } from 'tap'
 import { ERROR_CODES, type ErrorCode, type ErrorEntry } from '../schemas/error.ts'
 import { declaresRateLimit, RATE_LIMIT_HEADER_NAMES } from '../schemas/rate-limit.ts'
 import { apiSecurityHeaders } from '../src/http/answer-headers.ts'
-import { AUTH, TOKEN, testApp } from './helpers/app.ts'
+import { AUTH, testApp } from './helpers/app.ts'
 import type { Json } from './helpers/document.ts'
 import { startReceiver } from './helpers/receiver.ts'
 import { testToken, writeTokens } from './helpers/tokens.ts'
@@ -104,7 +104,7 @@ t.test('the answers of every operation carry the headers the contract requires, 
   await call(t, { path: '/health/ready', url: '/health/ready', status: 200 })
   failing = true
   await call(t, { path: '/health/ready', url: '/health/ready', status: 503, code: 'not_ready' })
-  await call(t, { path: '/metrics', url: '/metrics', status: 200 })
+  await call(t, { path: '/metrics', url: '/metrics', headers: AUTH, status: 200 })
 
   for (const id of [1, 2]) await call(t, { method: 'POST', path: '/plants', url: '/plants', headers: AUTH, body: { id, name: 'Monstera' }, status: 200 })
   await call(t, { method: 'POST', path: '/plants', url: '/plants', headers: AUTH, body: { id: 1, name: 'Fern' }, status: 409, code: 'plant_conflict' })
@@ -153,7 +153,7 @@ t.test('both 429s: a token past its rate, an address locked out', async (t) => {
   await call(t, { path: '/plants', url: '/plants', headers: AUTH, status: 200 })
   await call(t, { path: '/plants', url: '/plants', headers: AUTH, status: 429, code: 'rate_limited' })
   await call(t, { path: '/plants', url: '/plants', headers: { authorization: 'Bearer wrong-token-0123456789' }, status: 401, code: 'token_invalid' })
-  await call(t, { path: '/plants', url: '/plants', headers: { authorization: `Bearer ${TOKEN}` }, status: 429, code: 'auth_locked_out' })
+  await call(t, { path: '/plants', url: '/plants', headers: { authorization: 'Bearer wrong-token-0123456789' }, status: 429, code: 'auth_locked_out' })
 })
 
 t.test('each 503: store_busy, overloaded, store_unavailable, shutting_down', async (t) => {

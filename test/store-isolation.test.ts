@@ -8,9 +8,9 @@ import { pgClient } from './helpers/postgres.ts'
 
 const ORDINARY = 60
 
-/** The value of one series in the app's /metrics, 0 when absent. */
+/** The value of one series in the app's /metrics (computed at each scrape: METRICS_CACHE_MS=0), 0 when absent. */
 async function metric (app: FastifyInstance, series: string): Promise<number> {
-  const text = (await app.inject({ url: '/metrics' })).body
+  const text = (await app.inject({ url: '/metrics', headers: AUTH })).body
   const line = text.split('\n').find((line) => line.startsWith(series + ' '))
   return line === undefined ? 0 : Number(line.slice(series.length + 1))
 }
@@ -55,7 +55,7 @@ async function checkPoisonIsolated (t: Test, app: FastifyInstance): Promise<void
 
 t.test('SQLite: a plant the database refuses fails alone, not its batch', async (t) => {
   const path = `${t.testdir()}/plants.db`
-  const app = await testApp(t, { DATABASE_URL: `sqlite:${path}` })
+  const app = await testApp(t, { DATABASE_URL: `sqlite:${path}`, METRICS_CACHE_MS: '0' })
   t.equal((await postPlant(app, { id: 1, name: 'first' })).statusCode, 200, 'migrated')
   const db = new Database(path)
   t.teardown(() => db.close())
@@ -69,14 +69,14 @@ t.test('PostgreSQL', { skip: postgresUnavailable() }, async (t) => {
 
   t.test('a plant the database refuses fails alone, not its batch', async (t) => {
     const url = await server.createDatabase('poison')
-    const app = await testApp(t, { DATABASE_URL: url })
+    const app = await testApp(t, { DATABASE_URL: url, METRICS_CACHE_MS: '0' })
     const client = await pgClient(t, url)
     await client.query("ALTER TABLE plants ADD CONSTRAINT no_poison CHECK (name <> convert_to('poison', 'UTF8'))")
     await checkPoisonIsolated(t, app)
   })
 
   t.test('a tag of 100 multi-byte code points is stored among others, and found by tag', async (t) => {
-    const app = await testApp(t, { DATABASE_URL: await server.createDatabase('long_tag') })
+    const app = await testApp(t, { DATABASE_URL: await server.createDatabase('long_tag'), METRICS_CACHE_MS: '0' })
     // CJK ideographs (3 bytes in UTF-8) and emoji (4 bytes, 2 UTF-16 units each), at random.
     const tag = Array.from({ length: 100 }, () => String.fromCodePoint(Math.random() < 0.5
       ? 0x4E00 + Math.floor(Math.random() * 0x5000)

@@ -30,10 +30,10 @@ declare module 'fastify' {
 const REALM = 'Bearer realm="plant-store"'
 
 /**
- * Guards the routes of the scope that registers it, in this order: the address's lockout,
- * the bearer token (@fastify/bearer-auth reads the header, the tokens registry looks the
- * token up), its expiry, its rate (@fastify/rate-limit), the route's `config: { scope }`.
- * Every refusal is thrown to the one error handler.
+ * Guards the routes of the scope that registers it, in this order: the bearer token
+ * (@fastify/bearer-auth reads the header, the tokens registry looks the token up; a wrong
+ * one from a locked-out address answers 429), its expiry, its rate (@fastify/rate-limit),
+ * the route's `config: { scope }`. Every refusal is thrown to the one error handler.
  */
 async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: AuthOptions): Promise<void> {
   // The document states exactly what is enforced: the scope, and the RateLimit headers.
@@ -48,12 +48,16 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
     }
   })
 
+  // The lockout refuses guesses, not callers: a token that checks out is served whatever its
+  // address sent (behind NAT or a proxy, a neighbour's guesses). The tokens' entropy bounds
+  // guessing then, not the lockout (docs/security.md).
   const lockout = new Lockout(failuresPerMinute, 60_000)
-  // Requests whose bearer token the registry does not know: guesses, unlike headers of another scheme.
-  const guesses = new WeakSet<FastifyRequest>()
+  // Requests whose bearer token the registry does not know: guesses, unlike headers of another
+  // scheme; with the seconds of lockout left when the address was locked out already.
+  const guesses = new WeakMap<FastifyRequest, number>()
   await app.register(bearerAuth, {
     keys: [],
-    // Called synchronously after the lockout check, so a guess counts before the next request is checked.
+    // Synchronous, so a guess counts before the next request is checked.
     auth: (presented, request) => {
       const token = app.tokens.identify(presented)
       if (token !== undefined) request.token = token
@@ -67,17 +71,16 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
   const verify = promisify(app.verifyBearerAuth!)
 
   function countGuess (request: FastifyRequest): void {
-    guesses.add(request)
-    if (lockout.fail(request.ip)) {
+    const locked = lockout.retryAfter(request.ip)
+    guesses.set(request, locked)
+    if (locked === 0 && lockout.fail(request.ip)) {
       request.log.warn({ client: request.ip, code: 'auth_locked_out', failures: failuresPerMinute },
-        `client ${request.ip} locked out for a minute: ${failuresPerMinute} rejected tokens`)
+        `client ${request.ip} locked out for a minute: ${failuresPerMinute} rejected tokens; its wrong tokens answer 429, valid ones are served`)
     }
   }
 
   app.addHook('onRequest', async (request, reply) => {
-    const locked = lockout.retryAfter(request.ip)
-    if (locked > 0) throw withHeaders(new AuthLockedOut(), { 'retry-after': String(locked) })
-    await verify(request, reply).catch((err: FastifyError) => { throw refusal(err, guesses.has(request)) })
+    await verify(request, reply).catch((err: FastifyError) => { throw refusal(err, guesses.get(request)) })
     const { expiresAt } = request.token!
     if (expiresAt !== undefined && expiresAt.getTime() <= Date.now()) {
       throw withHeaders(new TokenExpired(expiresAt.toISOString()), {
@@ -109,15 +112,19 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
   })
 }
 
-/** bearer-auth's refusal as the service's: it calls the lookup only for a "Bearer <token>" header. */
-function refusal (err: FastifyError, guessed: boolean): Error {
+/**
+ * bearer-auth's refusal as the service's: it calls the lookup only for a "Bearer <token>"
+ * header. `lockedFor`: set for a guess, the seconds its address is locked out (0: it is not).
+ */
+function refusal (err: FastifyError, lockedFor: number | undefined): Error {
   switch (err.code) {
     case 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER':
       return withHeaders(new TokenMissing(), { 'www-authenticate': REALM })
     case 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER':
-      return guessed
-        ? withHeaders(new TokenInvalid(), { 'www-authenticate': `${REALM}, error="invalid_token"` })
-        : withHeaders(new AuthorizationMalformed(), { 'www-authenticate': `${REALM}, error="invalid_request"` })
+      if (lockedFor === undefined) return withHeaders(new AuthorizationMalformed(), { 'www-authenticate': `${REALM}, error="invalid_request"` })
+      return lockedFor > 0
+        ? withHeaders(new AuthLockedOut(), { 'retry-after': String(lockedFor) })
+        : withHeaders(new TokenInvalid(), { 'www-authenticate': `${REALM}, error="invalid_token"` })
     default:
       return err // an exception inside the lookup: the error handler answers 500 and logs it
   }

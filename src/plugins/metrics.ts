@@ -2,8 +2,11 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
-// Counting pending deliveries scans the outbox and /metrics may be public: scrapes share a count this old.
+// Counting pending deliveries scans the outbox: scrapes share a count this old.
 const PENDING_MAX_AGE_MS = 5000
+
+/** One computed exposition, and when it was computed. */
+interface Scrape { body: string, at: number }
 
 /** Everything /metrics reports, in a registry of the app's own (tests build many apps). */
 export class Metrics {
@@ -56,9 +59,32 @@ export class Metrics {
 
   #countedAt = -Infinity
   #counting: Promise<void> | undefined
+  readonly #maxAgeMs: number
+  #scrape: Promise<Scrape> | undefined
 
-  constructor () {
+  /** `maxAgeMs`: how long one computed exposition answers every scrape; 0: only those that arrived while it was computed. */
+  constructor (maxAgeMs = 0) {
+    this.#maxAgeMs = maxAgeMs
     collectDefaultMetrics({ register: this.registry })
+  }
+
+  /**
+   * The exposition, computed at most once per `maxAgeMs`: computing it costs about 19
+   * /health requests, which a flood of scrapes must not cost the API.
+   */
+  async exposition (): Promise<string> {
+    const asked = performance.now()
+    const cached = this.#scrape
+    if (cached !== undefined) {
+      const { body, at } = await cached
+      // One computed since this scrape arrived is fresh for it, whatever maxAgeMs.
+      if (at >= asked || asked - at < this.#maxAgeMs) return body
+      if (this.#scrape === cached) this.#scrape = undefined
+    }
+    this.#scrape ??= this.registry.metrics().then(
+      (body) => ({ body, at: performance.now() }),
+      (err: unknown) => { this.#scrape = undefined; throw err })
+    return (await this.#scrape).body
   }
 
   async #countPending (): Promise<void> {
@@ -76,9 +102,14 @@ declare module 'fastify' {
   }
 }
 
+export interface MetricsOptions {
+  /** How long one computed exposition answers every scrape (METRICS_CACHE_MS). */
+  maxAgeMs: number
+}
+
 /** Measures every completed request; fastify-plugin so the hook sees every route and other modules reach app.metrics. */
-async function metrics (app: FastifyInstance): Promise<void> {
-  const registry = new Metrics()
+async function metrics (app: FastifyInstance, { maxAgeMs }: MetricsOptions): Promise<void> {
+  const registry = new Metrics(maxAgeMs)
   app.decorate('metrics', registry)
   app.addHook('onResponse', (request, reply, done) => {
     registry.requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode }, reply.elapsedTime / 1000)

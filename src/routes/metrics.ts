@@ -41,7 +41,7 @@ const metricsRoute: FastifyPluginAsyncTypebox<MetricsRouteOptions> = async (app,
   // The scope counts only behind the bearer token, where auth reads it.
   app.get('/metrics', { schema: metricsSchema(requireToken), config: { scope: 'metrics:read', quietLog: true } }, async (_request, reply) => {
     reply.type(app.metrics.registry.contentType)
-    return await app.metrics.registry.metrics()
+    return await app.metrics.exposition()
   })
 }
 

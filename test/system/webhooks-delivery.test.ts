@@ -75,7 +75,7 @@ async function deadPort (): Promise<number> {
 }
 
 async function metric (app: FastifyInstance, line: RegExp): Promise<number | undefined> {
-  const text = (await app.inject({ url: '/metrics' })).body
+  const text = (await app.inject({ url: '/metrics', headers: AUTH })).body
   const found = line.exec(text)
   return found === null ? undefined : Number(found[1])
 }
@@ -642,8 +642,8 @@ t.test('/metrics counts attempts by outcome and the pending deliveries', async (
 })
 
 t.test('a flood of /metrics scrapes counts the pending deliveries once every 5 s, not once a scrape', async (t) => {
-  // /metrics takes no token, and counting scans the outbox (40 ms at a million on SQLite):
-  // a scrape within 5 s of a count is answered with that count.
+  // Counting scans the outbox (40 ms at a million on SQLite): a scrape within 5 s of a
+  // count is answered with that count.
   const pending = /^plant_store_webhook_deliveries_pending (\d+)$/m
   const app = await testApp(t, { ...PRIVATE, WEBHOOK_TIMEOUT_MS: '10000' })
   const hanging = await startReceiver(t, () => 'hang')
