@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Int64 } from './int64.ts'
+import { HTTP_URL_PATTERN } from './url.ts'
 
 /** The one event this service announces: a plant was created. */
 export const PLANT_CREATED = 'plant.created'
@@ -36,8 +37,12 @@ const timestamp = (description: string) => Type.String({ format: 'date-time', de
 
 export const NewSubscription = Type.Object({
   url: Type.String({
+    format: 'uri',
+    pattern: HTTP_URL_PATTERN,
     maxLength: WEBHOOK_URL_MAX_LENGTH,
-    description: 'Where each new plant is POSTed: an https URL whose host resolves only to public addresses (see WEBHOOK_ALLOW_PRIVATE)',
+    description: `Where each new plant is POSTed: an absolute https URL, at most ${WEBHOOK_URL_MAX_LENGTH} characters once normalized, \
+without a user name or password, not on port 0, whose host resolves only to public addresses. \
+http, and private or loopback addresses, only when the service runs with WEBHOOK_ALLOW_PRIVATE.`,
     examples: [example.url]
   })
 }, {

@@ -239,20 +239,21 @@ t.test('a url that is not a valid webhook url answers 400 saying why', async (t)
     [{ href: PUBLIC_URL }, /^body\/url must be a string$/],
     [`${longest}a`, /^body\/url .*2048/],
     [`${longest}${'a'.repeat(10_000)}`, /^body\/url .*2048/],
-    ['', /^the url is not an absolute URL$/],
-    ['/hook', /^the url is not an absolute URL$/],
-    [`${PUBLIC_V4}/hook`, /^the url is not an absolute URL$/],
-    ['//example.com/hook', /^the url is not an absolute URL$/],
-    ['https://', /^the url is not an absolute URL$/],
-    ['https://[::1/hook', /^the url is not an absolute URL$/],
-    ['https://exa mple.com/', /^the url is not an absolute URL$/],
-    [`ftp://${PUBLIC_V4}/hook`, /^the url must be https$/],
+    // The schema's pattern and format (the document states both), then the address policy.
+    ['', /^body\/url must start with http:\/\/ or https:\/\/$/],
+    ['/hook', /^body\/url must start with http:\/\/ or https:\/\/$/],
+    [`${PUBLIC_V4}/hook`, /^body\/url must start with http:\/\/ or https:\/\/$/],
+    ['//example.com/hook', /^body\/url must start with http:\/\/ or https:\/\/$/],
+    ['https://', /^body\/url must be an absolute URL$/],
+    ['https://[::1/hook', /^body\/url must be an absolute URL$/],
+    ['https://exa mple.com/', /^body\/url must be an absolute URL$/],
+    [`ftp://${PUBLIC_V4}/hook`, /^body\/url must start with http:\/\/ or https:\/\/$/],
     [`http://${PUBLIC_V4}/hook`, /^the url must be https$/],
     ['http://example.com/hook', /^the url must be https$/],
-    [`ws://${PUBLIC_V4}/hook`, /^the url must be https$/],
-    ['file:///etc/passwd', /^the url must be https$/],
-    ['javascript:alert(1)', /^the url must be https$/],
-    ['data:text/plain,hi', /^the url must be https$/],
+    [`ws://${PUBLIC_V4}/hook`, /^body\/url must start with http:\/\/ or https:\/\/$/],
+    ['file:///etc/passwd', /^body\/url must start with http:\/\/ or https:\/\/$/],
+    ['javascript:alert(1)', /^body\/url must start with http:\/\/ or https:\/\/$/],
+    ['data:text/plain,hi', /^body\/url must start with http:\/\/ or https:\/\/$/],
     [`https://user:pass@${PUBLIC_V4}/hook`, /^the url must not hold a user name or password$/],
     [`https://user@${PUBLIC_V4}/hook`, /^the url must not hold a user name or password$/],
     [`https://:pass@${PUBLIC_V4}/hook`, /^the url must not hold a user name or password$/],
@@ -276,7 +277,7 @@ t.test('WEBHOOK_ALLOW_PRIVATE allows http, never another scheme or credentials',
   t.equal(created.url, receiver.url)
   t.match(created.url, /^http:\/\/127\.0\.0\.1:\d+\/hooks$/)
   t.equal((await subscribed(t, app, 'https://[::1]/hook')).url, 'https://[::1]/hook')
-  t.match(refused(t, await subscribe(app, `ftp://${PUBLIC_V4}/hook`), 'ftp'), /^the url must be http or https$/)
+  t.match(refused(t, await subscribe(app, `ftp://${PUBLIC_V4}/hook`), 'ftp'), /^body\/url must start with http:\/\/ or https:\/\/$/)
   t.match(refused(t, await subscribe(app, 'http://u:p@127.0.0.1/hook'), 'credentials'), /^the url must not hold a user name or password$/)
   t.equal((await listSubscriptions(app)).length, 2)
 })
