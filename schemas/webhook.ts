@@ -90,7 +90,7 @@ export const Delivery = Type.Object({
   status: DeliveryStatus,
   attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far' }),
   lastStatusCode: Type.Optional(Type.Integer({ description: 'The HTTP status the last attempt was answered with' })),
-  lastError: Type.Optional(Type.String({ description: 'Why the last attempt failed, when it got no acceptable answer: a timeout, a refused connection, an address that is not public…' })),
+  lastError: Type.Optional(Type.String({ description: 'Why the last attempt failed, when it got no acceptable answer: the kind of problem (a timeout, a refused connection, a host that resolves to an address that is not public, a TLS certificate not valid for the host…), never the receiver\'s addresses or certificate contents' })),
   nextAttemptAt: Type.Optional(timestamp('When the next attempt is due; only while pending')),
   createdAt: timestamp('When the plant was created'),
   deliveredAt: Type.Optional(timestamp('When a 2xx acknowledged it'))
