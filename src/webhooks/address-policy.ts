@@ -27,7 +27,10 @@ export class AddressRefused extends Error {
   }
 }
 
+// What a client is told: the kind of problem.
 const NOT_PUBLIC = 'webhooks go to public addresses only'
+const NOT_RESOLVED = 'the host does not resolve'
+const NOT_RESOLVED_IN_TIME = 'the host did not resolve in time'
 
 /**
  * True for a public address: every special range of ipaddr.js is refused (cloud metadata
@@ -142,9 +145,6 @@ export class AddressPolicy {
     }
   }
 }
-
-const NOT_RESOLVED = 'the host does not resolve'
-const NOT_RESOLVED_IN_TIME = 'the host did not resolve in time'
 
 function echo (host: string): string {
   return host.length > MAX_ECHO ? `${host.slice(0, MAX_ECHO)}…` : host
