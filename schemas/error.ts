@@ -56,7 +56,7 @@ export const ERROR_CODES = {
   },
   webhook_url_refused: {
     status: 400,
-    meaning: 'The webhook URL is not one the service delivers to: not https, with credentials, or not a public address.',
+    meaning: 'The webhook URL is not one the service delivers to: not https, port 0, or a host that does not resolve or is not a public address. The message says which, never the addresses a name resolves to.',
     example: 'the url must be https',
     details: [{ field: 'body/url', message: 'the url must be https' }]
   },

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Int64 } from './int64.ts'
+import { HTTP_URL_PATTERN } from './url.ts'
 
 /** The one event this service announces: a plant was created. */
 export const PLANT_CREATED = 'plant.created'
@@ -36,8 +37,12 @@ const timestamp = (description: string) => Type.String({ format: 'date-time', de
 
 export const NewSubscription = Type.Object({
   url: Type.String({
+    format: 'uri',
+    pattern: HTTP_URL_PATTERN,
     maxLength: WEBHOOK_URL_MAX_LENGTH,
-    description: 'Where each new plant is POSTed: an https URL whose host resolves only to public addresses (see WEBHOOK_ALLOW_PRIVATE)',
+    description: `Where each new plant is POSTed: an absolute https URL, at most ${WEBHOOK_URL_MAX_LENGTH} characters once normalized, \
+without a user name or password, not on port 0, whose host resolves only to public addresses. \
+http, and private or loopback addresses, only when the service runs with WEBHOOK_ALLOW_PRIVATE.`,
     examples: [example.url]
   })
 }, {
@@ -97,7 +102,7 @@ export const Delivery = Type.Object({
   status: DeliveryStatus,
   attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far' }),
   lastStatusCode: Type.Optional(Type.Integer({ description: 'The HTTP status the last attempt was answered with' })),
-  lastError: Type.Optional(Type.String({ description: 'Why the last attempt failed, when it got no acceptable answer: a timeout, a refused connection, an address that is not public…' })),
+  lastError: Type.Optional(Type.String({ description: 'Why the last attempt failed, when it got no acceptable answer: the kind of problem (a timeout, a refused connection, a host that resolves to an address that is not public, a TLS certificate not valid for the host…), never the receiver\'s addresses or certificate contents' })),
   nextAttemptAt: Type.Optional(timestamp('When the next attempt is due; only while pending')),
   createdAt: timestamp('When the plant was created'),
   deliveredAt: Type.Optional(timestamp('When a 2xx acknowledged it'))

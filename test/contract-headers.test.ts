@@ -125,7 +125,8 @@ t.test('the answers of every operation carry the headers the contract requires, 
 
   const { body } = await call(t, { method: 'POST', path: '/webhooks', url: '/webhooks', headers: AUTH, body: { url: receiver.url }, status: 201 })
   const { id } = JSON.parse(body)
-  await call(t, { method: 'POST', path: '/webhooks', url: '/webhooks', headers: AUTH, body: { url: 'ftp://x' }, status: 400, code: 'webhook_url_refused' })
+  await call(t, { method: 'POST', path: '/webhooks', url: '/webhooks', headers: AUTH, body: { url: 'http://127.0.0.1:0/hook' }, status: 400, code: 'webhook_url_refused' })
+  await call(t, { method: 'POST', path: '/webhooks', url: '/webhooks', headers: AUTH, body: { url: 'ftp://x' }, status: 400, code: 'invalid_body' })
   await call(t, { path: '/webhooks', url: '/webhooks', headers: AUTH, status: 200 })
   await call(t, { path: '/webhooks/{id}', url: `/webhooks/${id}`, headers: AUTH, status: 200 })
   await call(t, { path: '/webhooks/{id}', url: `/webhooks/wh_${'0'.repeat(32)}`, headers: AUTH, status: 404, code: 'webhook_not_found' })

@@ -31,7 +31,10 @@ const UNKNOWN_ID = `wh_${'0'.repeat(32)}`
 const UNKNOWN_DELIVERY = `msg_${'0'.repeat(32)}`
 const MAX_SUBSCRIPTIONS = 20
 const URL_MAX_LENGTH = 2048
-const NOT_PUBLIC = 'is not a public address; webhooks go to public addresses only'
+// Refusals say which kind of problem, never what a name resolved to (the log has it).
+const NOT_PUBLIC = 'the host is not a public address; webhooks go to public addresses only'
+const RESOLVES_NOT_PUBLIC = 'the host resolves to an address that is not public; webhooks go to public addresses only'
+const NOT_RESOLVED = 'the host does not resolve'
 
 interface Created { id: string, url: string, events: string[], secret: string, createdAt: string }
 interface Delivery {
@@ -239,23 +242,24 @@ t.test('a url that is not a valid webhook url answers 400 saying why', async (t)
     [{ href: PUBLIC_URL }, /^body\/url must be a string$/],
     [`${longest}a`, /^body\/url .*2048/],
     [`${longest}${'a'.repeat(10_000)}`, /^body\/url .*2048/],
-    ['', /^the url is not an absolute URL$/],
-    ['/hook', /^the url is not an absolute URL$/],
-    [`${PUBLIC_V4}/hook`, /^the url is not an absolute URL$/],
-    ['//example.com/hook', /^the url is not an absolute URL$/],
-    ['https://', /^the url is not an absolute URL$/],
-    ['https://[::1/hook', /^the url is not an absolute URL$/],
-    ['https://exa mple.com/', /^the url is not an absolute URL$/],
-    [`ftp://${PUBLIC_V4}/hook`, /^the url must be https$/],
+    // The schema's pattern and format (the document states both), then the address policy.
+    ['', /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
+    ['/hook', /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
+    [`${PUBLIC_V4}/hook`, /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
+    ['//example.com/hook', /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
+    ['https://', /^body\/url must be an absolute URL$/],
+    ['https://[::1/hook', /^body\/url must be an absolute URL$/],
+    ['https://exa mple.com/', /^body\/url must be an absolute URL$/],
+    [`ftp://${PUBLIC_V4}/hook`, /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
     [`http://${PUBLIC_V4}/hook`, /^the url must be https$/],
     ['http://example.com/hook', /^the url must be https$/],
-    [`ws://${PUBLIC_V4}/hook`, /^the url must be https$/],
-    ['file:///etc/passwd', /^the url must be https$/],
-    ['javascript:alert(1)', /^the url must be https$/],
-    ['data:text/plain,hi', /^the url must be https$/],
-    [`https://user:pass@${PUBLIC_V4}/hook`, /^the url must not hold a user name or password$/],
-    [`https://user@${PUBLIC_V4}/hook`, /^the url must not hold a user name or password$/],
-    [`https://:pass@${PUBLIC_V4}/hook`, /^the url must not hold a user name or password$/],
+    [`ws://${PUBLIC_V4}/hook`, /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
+    ['file:///etc/passwd', /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
+    ['javascript:alert(1)', /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
+    ['data:text/plain,hi', /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
+    [`https://user:pass@${PUBLIC_V4}/hook`, /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
+    [`https://user@${PUBLIC_V4}/hook`, /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
+    [`https://:pass@${PUBLIC_V4}/hook`, /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/],
     [`https://${PUBLIC_V4}:0/hook`, /^the url's port must be from 1 to 65535$/],
     [`https://${PUBLIC_V4}:00/hook`, /^the url's port must be from 1 to 65535$/]
   ]
@@ -276,17 +280,17 @@ t.test('WEBHOOK_ALLOW_PRIVATE allows http, never another scheme or credentials',
   t.equal(created.url, receiver.url)
   t.match(created.url, /^http:\/\/127\.0\.0\.1:\d+\/hooks$/)
   t.equal((await subscribed(t, app, 'https://[::1]/hook')).url, 'https://[::1]/hook')
-  t.match(refused(t, await subscribe(app, `ftp://${PUBLIC_V4}/hook`), 'ftp'), /^the url must be http or https$/)
-  t.match(refused(t, await subscribe(app, 'http://u:p@127.0.0.1/hook'), 'credentials'), /^the url must not hold a user name or password$/)
+  t.match(refused(t, await subscribe(app, `ftp://${PUBLIC_V4}/hook`), 'ftp'), /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/)
+  t.match(refused(t, await subscribe(app, 'http://u:p@127.0.0.1/hook'), 'credentials'), /^body\/url must start with http:\/\/ or https:\/\/ and hold no user name or password$/)
   t.equal((await listSubscriptions(app)).length, 2)
 })
 
 // ---------------------------------------------------------------------------------
 // 3. SSRF: the address policy
 
-t.test('a url whose host is not a public address is refused, naming the address', async (t) => {
+t.test('a url whose host is not a public address is refused, saying so', async (t) => {
   const app = await testApp(t, ENV)
-  // [host as written, the address the message names]
+  // [host as written, the address it is]
   const literals: Array<[string, string]> = [
     ['127.0.0.1', '127.0.0.1'],
     ['127.1.2.3', '127.1.2.3'],
@@ -320,12 +324,11 @@ t.test('a url whose host is not a public address is refused, naming the address'
   ]
   for (const [host, address] of literals) {
     for (const url of [`https://${host}/hook`, `https://${host}:8443/hook?x=1`]) {
-      t.equal(refused(t, await subscribe(app, url), url), `${address} ${NOT_PUBLIC}`, url)
+      t.equal(refused(t, await subscribe(app, url), url), NOT_PUBLIC, `${url}: ${address}`)
     }
   }
   // The system resolver: localhost is loopback, whichever family comes first.
-  t.match(refused(t, await subscribe(app, 'https://localhost/hook'), 'localhost'),
-    /^localhost \((127\.\d+\.\d+\.\d+|::1)\) is not a public address; webhooks go to public addresses only$/)
+  t.equal(refused(t, await subscribe(app, 'https://localhost/hook'), 'localhost'), RESOLVES_NOT_PUBLIC, 'localhost, without its address')
   t.strictSame(await listSubscriptions(app), [], 'nothing refused was stored')
 
   t.equal((await subscribed(t, app, PUBLIC_URL)).url, PUBLIC_URL, 'a public IPv4 literal is taken')
@@ -357,17 +360,22 @@ t.test('a host name is judged by every address it resolves to', async (t) => {
   t.equal((await subscribed(t, app, 'https://both.example.com/hook')).url, 'https://both.example.com/hook')
   t.equal((await subscribed(t, app, 'https://bücher.example/hook')).url, 'https://xn--bcher-kva.example/hook', 'an IDN is resolved as punycode')
 
+  // The kind of problem only: not the addresses, nor the name server's answer (ENOTFOUND, EAI_AGAIN).
   const cases: Array<[string, string]> = [
-    ['https://mixed.example.com/hook', `mixed.example.com (10.0.0.1) ${NOT_PUBLIC}`],
-    ['https://mixed6.example.com/hook', `mixed6.example.com (fd00::1) ${NOT_PUBLIC}`],
-    ['https://mapped.example.com/hook', `mapped.example.com (::ffff:169.254.169.254) ${NOT_PUBLIC}`],
-    ['https://compatible.example.com/hook', `compatible.example.com (::8.8.8.8) ${NOT_PUBLIC}`],
-    ['https://loopback.example.com/hook', `loopback.example.com (127.0.0.1) ${NOT_PUBLIC}`],
-    ['https://missing.example.com/hook', 'missing.example.com does not resolve (ENOTFOUND)'],
-    ['https://broken.example.com/hook', 'broken.example.com does not resolve (EAI_AGAIN)'],
-    ['https://empty.example.com/hook', 'empty.example.com has no address']
+    ['https://mixed.example.com/hook', RESOLVES_NOT_PUBLIC],
+    ['https://mixed6.example.com/hook', RESOLVES_NOT_PUBLIC],
+    ['https://mapped.example.com/hook', RESOLVES_NOT_PUBLIC],
+    ['https://compatible.example.com/hook', RESOLVES_NOT_PUBLIC],
+    ['https://loopback.example.com/hook', RESOLVES_NOT_PUBLIC],
+    ['https://missing.example.com/hook', NOT_RESOLVED],
+    ['https://broken.example.com/hook', NOT_RESOLVED],
+    ['https://empty.example.com/hook', NOT_RESOLVED]
   ]
-  for (const [url, message] of cases) t.equal(refused(t, await subscribe(app, url), url), message, url)
+  for (const [url, message] of cases) {
+    const res = await subscribe(app, url)
+    t.equal(refused(t, res, url), message, url)
+    t.notMatch(res.body, /10\.0\.0\.1|fd00|169\.254|8\.8\.8\.8|127\.0\.0\.1|ENOTFOUND|EAI_AGAIN/, `${url}: nothing of what the name resolved to`)
+  }
 
   t.equal((await listSubscriptions(app)).length, 5, 'only the public ones were stored')
   t.ok(resolve.asked.includes('hooks.example.com.'), 'the name is resolved as the URL holds it, lowercased')
@@ -385,7 +393,7 @@ t.test('WEBHOOK_ALLOW_PRIVATE takes loopback and private addresses', async (t) =
   for (const url of [receiver.url, 'http://10.0.0.1/hook', 'https://[::1]:8443/hook', 'http://internal.example/hook', 'https://169.254.169.254/']) {
     t.equal((await subscribed(t, app, url)).url, url)
   }
-  t.equal(refused(t, await subscribe(app, 'http://missing.example/hook'), 'unresolvable'), 'missing.example does not resolve (ENOTFOUND)',
+  t.equal(refused(t, await subscribe(app, 'http://missing.example/hook'), 'unresolvable'), NOT_RESOLVED,
     'a name that does not resolve is still refused')
 })
 
@@ -652,7 +660,7 @@ t.test('an IPv4-compatible IPv6 address (::/96) is refused like the IPv4 address
   for (const [host, address] of [['[::127.0.0.1]', '::7f00:1'], ['[::169.254.169.254]', '::a9fe:a9fe'], ['[::10.0.0.1]', '::a00:1']]) {
     const res = await subscribe(app, `https://${host}/hook`)
     t.equal(res.statusCode, 400, `https://${host}/hook is refused: ${res.body.slice(0, 120)}`)
-    if (res.statusCode === 400) t.match(res.json().message, `${address} ${NOT_PUBLIC}`)
+    if (res.statusCode === 400) t.equal(res.json().message, NOT_PUBLIC, address)
   }
   t.strictSame(await listSubscriptions(app), [], 'none stored')
 })
@@ -739,8 +747,8 @@ t.test('property: any url is answered 201 or 400, and only an address literal is
     }
     seen.refused++
     const message = expectRefusal(res, url)
-    if (host !== undefined && isIP(host) === 0 && /^https:/i.test(url) && !/[@]/.test(url) && url.length <= URL_MAX_LENGTH &&
-      !/is not a public address|does not resolve|longer than 100 characters|port must be from 1 to 65535/.test(message)) {
+    if (host !== undefined && isIP(host) === 0 && /^https:\/\//i.test(url) && !/[@]/.test(url) && url.length <= URL_MAX_LENGTH &&
+      ![RESOLVES_NOT_PUBLIC, NOT_RESOLVED, 'the url\'s port must be from 1 to 65535', 'the host name is longer than 253 characters'].includes(message)) {
       throw new Error(`${JSON.stringify(url)} with a name was refused for another reason: ${message}`)
     }
   }), { seed, numRuns })
@@ -781,10 +789,7 @@ t.test('property: no spelling of an address in 10/8, 127/8 or 169.254/16 is take
       throw new Error(`${url} (${address}) was taken`)
     }
     const message = expectRefusal(res, url)
-    if (!message.endsWith(NOT_PUBLIC)) throw new Error(`${url} was refused for another reason: ${message}`)
-    const named = message.slice(0, -NOT_PUBLIC.length - 1)
-    const unwrapped = ipaddr.process(named).toString()
-    if (unwrapped !== address) throw new Error(`${url} was refused naming ${named}, not ${address}`)
+    if (message !== NOT_PUBLIC) throw new Error(`${url} (${address}) was refused for another reason: ${message}`)
   }), { seed, numRuns })
   t.strictSame(await listSubscriptions(app), [], 'nothing was stored')
 })

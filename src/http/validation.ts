@@ -3,6 +3,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import type { FastifySchemaCompiler, FastifySchemaValidationError } from 'fastify'
 import { INT64_MAX, INT64_MIN } from '../../schemas/index.ts'
+import { HTTP_URL_PATTERN } from '../../schemas/url.ts'
 import { UnknownParameter, withDetails } from './errors.ts'
 import { operationName } from './operation.ts'
 
@@ -92,7 +93,8 @@ function describe ({ type, schema, value, message }: ValueError): string {
     case ValueErrorType.IntegerMinimum: return `must be at least ${schema.minimum}`
     case ValueErrorType.IntegerMaximum: return `must be at most ${schema.maximum}`
     case ValueErrorType.StringMaxLength: return `must be at most ${schema.maxLength} characters long`
-    case ValueErrorType.StringPattern: return `must match ${schema.pattern}`
+    case ValueErrorType.StringPattern: return schema.pattern === HTTP_URL_PATTERN ? 'must start with http:// or https:// and hold no user name or password' : `must match ${schema.pattern}`
+    case ValueErrorType.StringFormat: return schema.format === 'uri' ? 'must be an absolute URL' : `must be in the ${schema.format} format`
     default: return message
   }
 }

@@ -8,6 +8,7 @@ import { errorExamples } from '../../schemas/index.ts'
 import { SCOPES } from '../../schemas/scopes.ts'
 import { plantWebhook } from '../../schemas/webhook.ts'
 import { apiSecurityHeaders } from '../http/answer-headers.ts'
+import { exactJsonAnswers } from './swagger-ui-exact-json.ts'
 
 const description = `Keeps a store of plants. Every operation needs a bearer token
 (\`Authorization: Bearer <token>\`) granted the scope its security requirement names;
@@ -108,7 +109,8 @@ async function docs (app: FastifyInstance): Promise<void> {
       if (path === INDEX_FILE || path === `${INDEX_FILE}/`) reply.redirect(`${DOCS_PREFIX}/`)
       else done()
     })
-    await pages.register(swaggerUi, { routePrefix: DOCS_PREFIX })
+    // Swagger UI's base preset brings the plugins the default list names; this adds one.
+    await pages.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { plugins: [exactJsonAnswers] } })
   })
 }
 

@@ -8,18 +8,29 @@ import { systemResolver, type Resolve } from './resolver.ts'
 const RESOLVE_TIMEOUT_MS = 5000
 // The longest name DNS can carry.
 const MAX_HOST_LENGTH = 253
-// A message names at most this many characters of a host.
+// A detail for the log names at most this many characters of a host.
 const MAX_ECHO = 100
 // The only IPv6 space routed on the internet; ipaddr.js calls some reserved space (::a.b.c.d) unicast.
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3')
 
-/** A URL or an address a webhook may not go to; the message says why. */
+/**
+ * A URL or an address a webhook may not go to. The message, shown to the client, says which
+ * kind of problem; `detail`, for the operator's log only, names the host and its addresses.
+ */
 export class AddressRefused extends Error {
-  constructor (message: string) {
+  readonly detail: string | undefined
+
+  constructor (message: string, detail?: string) {
     super(message)
     this.name = 'AddressRefused'
+    this.detail = detail
   }
 }
+
+// What a client is told: the kind of problem.
+const NOT_PUBLIC = 'webhooks go to public addresses only'
+const NOT_RESOLVED = 'the host does not resolve'
+const NOT_RESOLVED_IN_TIME = 'the host did not resolve in time'
 
 /**
  * True for a public address: every special range of ipaddr.js is refused (cloud metadata
@@ -97,18 +108,19 @@ export class AddressPolicy {
     return addresses
   }
 
-  /** Throws AddressRefused unless a webhook may connect to this address. */
+  /** Throws AddressRefused unless a webhook may connect to this address, that `host` (a name or the address itself) stands for. */
   allow (address: string, host = address): void {
     if (this.#allowPrivate || isPublic(address)) return
-    const named = host === address ? address : `${echo(host)} (${address})`
-    throw new AddressRefused(`${named} is not a public address; webhooks go to public addresses only`)
+    // The addresses behind a name are someone's network: for the log, not the client.
+    if (host === address || host === `[${address}]`) throw new AddressRefused(`the host is not a public address; ${NOT_PUBLIC}`, `${address} is not public`)
+    throw new AddressRefused(`the host resolves to an address that is not public; ${NOT_PUBLIC}`, `${echo(host)} resolves to ${address}`)
   }
 
   /** A `lookup` for sockets: resolves as check does, so a connection only ever goes to an allowed address. */
   readonly lookup: LookupFunction = (hostname, options, callback) => {
     this.addresses(hostname).then((addresses) => {
       const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses
-      if (wanted.length === 0) throw new AddressRefused(`${echo(hostname)} has no IPv${options.family} address`)
+      if (wanted.length === 0) throw new AddressRefused(`the host has no IPv${options.family} address`, `${echo(hostname)} has no IPv${options.family} address`)
       if (options.all === true) callback(null, wanted)
       else callback(null, wanted[0].address, wanted[0].family)
     }).catch((err: NodeJS.ErrnoException) => callback(err, '', 0))
@@ -117,15 +129,17 @@ export class AddressPolicy {
   async #resolved (host: string): Promise<LookupAddress[]> {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new AddressRefused(`${echo(host)} did not resolve within ${RESOLVE_TIMEOUT_MS} ms`)), RESOLVE_TIMEOUT_MS)
+      timer = setTimeout(() => reject(new AddressRefused(NOT_RESOLVED_IN_TIME, `${echo(host)} did not resolve within ${RESOLVE_TIMEOUT_MS} ms`)), RESOLVE_TIMEOUT_MS)
     })
     try {
       const addresses = await Promise.race([this.#resolve(host), timeout])
-      if (addresses.length === 0) throw new AddressRefused(`${echo(host)} has no address`)
+      if (addresses.length === 0) throw new AddressRefused(NOT_RESOLVED, `${echo(host)} has no address`)
       return addresses
     } catch (err) {
       if (err instanceof AddressRefused) throw err
-      throw new AddressRefused(`${echo(host)} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`)
+      const code = (err as NodeJS.ErrnoException).code ?? 'error'
+      // Which answer a name server gave is its network's business: a client learns the kind.
+      throw new AddressRefused(code === 'ETIMEOUT' ? NOT_RESOLVED_IN_TIME : NOT_RESOLVED, `${echo(host)} does not resolve (${code})`)
     } finally {
       clearTimeout(timer)
     }

@@ -194,7 +194,8 @@ export class Dispatcher {
       : Math.round(retryDelay(attempts, this.#settings.retryBaseMs))
     const outcome = result.delivered ? 'delivered' : retryInMs === undefined ? 'failed' : 'retried'
     this.#attemptSeconds.observe({ outcome }, (performance.now() - started) / 1000)
-    const details = { webhook: subscription.id, delivery: delivery.id, attempt: attempts, statusCode: result.statusCode, error: result.error }
+    // The detail (addresses, certificate names) is the operator's: logged, never in the delivery log.
+    const details = { webhook: subscription.id, delivery: delivery.id, attempt: attempts, statusCode: result.statusCode, error: result.error, detail: result.detail }
     if (result.delivered) this.#log.debug(details, 'webhook delivered')
     else if (retryInMs === undefined) this.#log.warn(details, `webhook delivery failed after ${attempts} attempts; it stays failed until retried`)
     else this.#log.warn({ ...details, retryInMs }, 'webhook attempt failed; retrying')

@@ -30,8 +30,10 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (ap
     try {
       url = await policy.check(request.body.url)
     } catch (err) {
-      if (err instanceof AddressRefused) throw withDetails(new WebhookUrlRefused(err.message), [{ field: 'body/url', message: err.message }])
-      throw err
+      if (!(err instanceof AddressRefused)) throw err
+      // The answer says which kind of problem; what the host resolved to is the operator's.
+      if (err.detail !== undefined) request.log.warn({ detail: err.detail }, `webhook subscription refused: ${err.message}`)
+      throw withDetails(new WebhookUrlRefused(err.message), [{ field: 'body/url', message: err.message }])
     }
     const subscription = { id: `wh_${randomBytes(16).toString('hex')}`, url: url.href, secret: newSecret(), createdAt: new Date() }
     if (!await store.subscribe(subscription, MAX_SUBSCRIPTIONS)) throw new SubscriptionLimit(String(MAX_SUBSCRIPTIONS))

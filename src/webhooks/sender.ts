@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto'
 import { isIP } from 'node:net'
 import { Agent, buildConnector, type Dispatcher } from 'undici'
 import { AddressRefused, type AddressPolicy } from './address-policy.ts'
+import { failureKind } from './failure-kind.ts'
 import { ReceiveBudget, ReceiveBudgetExceeded } from './receive-budget.ts'
 import { sign } from './signature.ts'
 
@@ -17,7 +18,10 @@ export interface Attempt {
 export interface AttemptResult {
   delivered: boolean
   statusCode?: number
+  /** Why it failed, as the delivery log shows it: the kind of problem, never a peer's addresses or certificate names. */
   error?: string
+  /** The failure in full, for the operator's log only. */
+  detail?: string
 }
 
 // A receiver's answer is only drained for reuse; past these bytes or pieces (chunks or
@@ -28,10 +32,12 @@ const MAX_ANSWER_PIECES = 16
 const MAX_INTERIM_ANSWERS = 8
 // An idle connection closes after this, whatever Keep-Alive: timeout the receiver asks.
 const KEEP_ALIVE_MAX_MS = 10_000
-// What a failure is recorded as is a peer's words: bounded, and without control characters.
-const MAX_ERROR_LENGTH = 200
+// A failure's detail is a peer's words: bounded, and without control characters, in the log.
+const MAX_DETAIL_LENGTH = 500
 
 class TimedOut extends Error {}
+/** The service cut the answer off: its message says why, and names nothing of the peer's. */
+class CutOff extends Error {}
 
 /**
  * Signed POST attempts: only a 2xx within the timeout acknowledges (no redirects). Every
@@ -58,7 +64,7 @@ export class Sender {
         connect(options, (err, socket) => {
           if (err !== null) return callback(err, null)
           try {
-            policy.allow(socket.remoteAddress ?? '')
+            policy.allow(socket.remoteAddress ?? '', options.hostname)
           } catch (refused) {
             socket.destroy()
             return callback(refused as Error, null)
@@ -80,7 +86,7 @@ export class Sender {
       const host = target.hostname.replace(/^\[(.*)\]$/, '$1')
       if (isIP(host) !== 0) this.#policy.allow(host)
     } catch (err) {
-      return { delivered: false, error: this.#describe(err) }
+      return { delivered: false, ...this.#describe(err) }
     }
     const timestamp = Math.floor(Date.now() / 1000)
     return await new Promise<AttemptResult>((resolve) => {
@@ -107,14 +113,16 @@ export class Sender {
     this.#budget.close()
   }
 
-  #describe (err: unknown): string {
-    if (err instanceof TimedOut) return `no answer within ${this.#timeoutMs} ms`
-    if (this.#closed) return 'cut off: the service shut down before an answer came'
-    if (err instanceof AddressRefused) return err.message
+  /** What the delivery log says of a failure (its kind), and what only the log does (the peer's own words). */
+  #describe (err: unknown): { error: string, detail?: string } {
+    if (err instanceof TimedOut) return { error: `no answer within ${this.#timeoutMs} ms` }
+    if (this.#closed) return { error: 'cut off: the service shut down before an answer came' }
+    if (err instanceof AddressRefused) return { error: err.message, detail: err.detail }
+    if (err instanceof CutOff || err instanceof ReceiveBudgetExceeded) return { error: err.message }
     const { code, message } = err as NodeJS.ErrnoException
     // eslint-disable-next-line no-control-regex
     const text = (code === undefined ? message : `${code}: ${message}`).replace(/[\u0000-\u001f\u007f]/g, ' ')
-    return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH)}…` : text
+    return { error: failureKind(code, this.#timeoutMs), detail: text.length > MAX_DETAIL_LENGTH ? `${text.slice(0, MAX_DETAIL_LENGTH)}…` : text }
   }
 }
 
@@ -124,7 +132,7 @@ export class Sender {
  */
 class AttemptHandler implements Dispatcher.DispatchHandler {
   readonly #resolve: (result: AttemptResult) => void
-  readonly #describe: (err: unknown) => string
+  readonly #describe: (err: unknown) => { error: string, detail?: string }
   readonly #timer: NodeJS.Timeout
   #controller: Dispatcher.DispatchController | undefined
   #timedOut = false
@@ -134,7 +142,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   #bytes = 0
   #pieces = 0
 
-  constructor (timeoutMs: number, resolve: (result: AttemptResult) => void, describe: (err: unknown) => string) {
+  constructor (timeoutMs: number, resolve: (result: AttemptResult) => void, describe: (err: unknown) => { error: string, detail?: string }) {
     this.#resolve = resolve
     this.#describe = describe
     this.#timer = setTimeout(() => {
@@ -152,7 +160,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
   onResponseStart (controller: Dispatcher.DispatchController, statusCode: number): void {
     if (statusCode < 200) {
       // Informational: the answer is still to come.
-      if (++this.#interim > MAX_INTERIM_ANSWERS) controller.abort(new Error(`more than ${MAX_INTERIM_ANSWERS} interim (1xx) answers`))
+      if (++this.#interim > MAX_INTERIM_ANSWERS) controller.abort(new CutOff(`more than ${MAX_INTERIM_ANSWERS} interim (1xx) answers`))
       return
     }
     const redirect = statusCode >= 300 && statusCode < 400
@@ -161,7 +169,7 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
 
   onResponseData (controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#bytes += chunk.length
-    if (this.#bytes > MAX_ANSWER_BYTES || ++this.#pieces > MAX_ANSWER_PIECES) controller.abort(new Error('the answer is too long'))
+    if (this.#bytes > MAX_ANSWER_BYTES || ++this.#pieces > MAX_ANSWER_PIECES) controller.abort(new CutOff('the answer is too long'))
   }
 
   onResponseEnd (): void {
@@ -174,6 +182,6 @@ class AttemptHandler implements Dispatcher.DispatchHandler {
     // After the status, a bad body only loses the connection; a flood fails the attempt,
     // so the breaker pauses the receiver.
     const flood = err instanceof ReceiveBudgetExceeded
-    this.#resolve(this.#result !== undefined && !flood ? this.#result : { ...this.#result, delivered: false, error: this.#describe(err) })
+    this.#resolve(this.#result !== undefined && !flood ? this.#result : { ...this.#result, delivered: false, ...this.#describe(err) })
   }
 }

@@ -13,6 +13,7 @@ export function schemaChecker (doc: Json, int64: (value: number) => boolean): (p
   const ajv = new Ajv2020({ allErrors: true })
   ajv.addFormat('int32', { type: 'number', validate: (value) => Number.isInteger(value) && value >= -(2 ** 31) && value < 2 ** 31 })
   ajv.addFormat('int64', { type: 'number', validate: int64 })
+  ajv.addFormat('uri', (value) => URL.canParse(value))
   ajv.addFormat('date-time', (value) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(value) && !Number.isNaN(Date.parse(value)))
   // The document's own fields (openapi, info, paths…) are no schema keywords: declared
   // to Ajv as keywords without a meaning, so that it takes the document as the root of its schemas.

@@ -1,9 +1,13 @@
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { promisify } from 'node:util'
+import fc from 'fast-check'
+import type { LightMyRequestResponse } from 'fastify'
 import t from 'tap'
 import { generateContract } from '../../scripts/contract.ts'
-import { testApp } from '../helpers/app.ts'
+import { AUTH, assertError, testApp } from '../helpers/app.ts'
+import { HTTP_URL_PATTERN } from '../../schemas/url.ts'
+import { schemaChecker } from '../helpers/document.ts'
 
 t.test('openapi.yaml is exactly what the app generates', async (t) => {
   const committed = await readFile('openapi.yaml', 'utf8')
@@ -99,4 +103,36 @@ t.test('the document declares the upstream webhook and the subscription routes',
       for (const status of ['401', '429', '500', '503']) t.ok(op.responses[status], `${op.operationId} declares ${status}`)
     }
   }
+})
+
+t.test('NewSubscription.url states what the service checks by schema: format, scheme and length', async (t) => {
+  // Every name resolves to a public address: what the schema takes, the address policy takes too.
+  // No rate limit or overload check: every answer is the route's own.
+  const env = { RATE_LIMIT_PER_TOKEN: '0', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_PERCENT: '0' }
+  const app = await testApp(t, env, { resolve: async () => [{ address: '93.184.216.34', family: 4 }] })
+  const doc = (await app.inject({ url: '/docs/json' })).json()
+  const { url } = doc.components.schemas.NewSubscription.properties
+  t.match(url, { type: 'string', format: 'uri', pattern: HTTP_URL_PATTERN, maxLength: 2048 })
+  const subscribe = async (value: string): Promise<LightMyRequestResponse> =>
+    await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: value } })
+
+  for (const [value, message] of [['not a url', 'must start with http:// or https:// and hold no user name or password'], ['https://exa mple.com/', 'must be an absolute URL']]) {
+    const res = await subscribe(value)
+    t.equal(assertError(t, res, 400, 'invalid_body'), `body/url ${message}`, `${value}: refused by the schema`)
+    t.same(res.json().details, [{ field: 'body/url', message }])
+  }
+
+  // What a contract tester does: values the document's schema takes must pass validation, the others must not.
+  const valid = schemaChecker(doc, () => true)('/components/schemas/NewSubscription')
+  const value = fc.oneof(fc.webUrl(), fc.webUrl({ validSchemes: ['https'] }), fc.string(), fc.string().map((s) => `https://${s}`),
+    fc.string().map((s) => `HTTP://${s}`), fc.webUrl().map((u) => `${u}/${'a'.repeat(2048 - u.length)}`))
+  await fc.assert(fc.asyncProperty(value, async (value) => {
+    const res = await subscribe(value)
+    const taken = valid({ url: value })
+    const refusedBySchema = res.statusCode === 400 && res.json().code === 'invalid_body'
+    if (taken === refusedBySchema || (taken && ![201, 400].includes(res.statusCode))) {
+      throw new Error(`${JSON.stringify(value)}: the document ${taken ? 'takes' : 'refuses'} it, the service answered ${res.statusCode} ${res.body}`)
+    }
+    if (res.statusCode === 201) await app.inject({ method: 'DELETE', url: `/webhooks/${String(res.json().id)}`, headers: AUTH })
+  }), { numRuns: 300 })
 })

@@ -52,6 +52,44 @@ t.test('a developer can authorize in Swagger UI with a plants:write token and cr
   }
 })
 
+// Beyond 2^53: a double would round it to 9223372036854776000.
+const BIG_ID = '9223372036854775805'
+const ALL_SCOPES = 'docs-browser-token-0123456789'
+
+t.test('Swagger UI shows an answer\'s int64 id exactly as the service sent it', {
+  skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} not found: this test drives a real Chromium`
+}, async (t) => {
+  const server = await startServer(t, { API_TOKENS: ALL_SCOPES })
+  const created = await server.request('POST', '/plants', { token: ALL_SCOPES, body: `{"id":${BIG_ID},"name":"Big Fern"}` })
+  t.equal(created.statusCode, 200, created.body)
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 })
+  t.teardown(async () => await browser.close())
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  page.setDefaultTimeout(WAIT)
+  await page.goto(`${server.url}/docs`)
+  await page.getByRole('button', { name: 'Authorize', exact: true }).click()
+  const dialog = page.locator('.dialog-ux .modal-ux')
+  await dialog.locator('#auth-bearer-value').fill(ALL_SCOPES)
+  await dialog.getByRole('button', { name: 'Apply credentials' }).click()
+  await dialog.getByRole('button', { name: 'Close' }).click()
+
+  const operation = page.locator('#operations-plants-getPlant')
+  await operation.locator('.opblock-summary-control').click()
+  await operation.getByRole('button', { name: 'Try it out' }).click()
+  await operation.locator('tr[data-param-name="id"] input').fill(BIG_ID)
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => r.url() === `${server.url}/plants/${BIG_ID}`),
+    operation.getByRole('button', { name: 'Execute' }).click()
+  ])
+  t.match(await response.text(), `"id":${BIG_ID}`, 'the service sent the id exactly')
+  await operation.locator('.live-responses-table').waitFor()
+  t.equal(await liveStatus(operation), '200')
+  const shown = await liveBody(operation)
+  t.match(shown, `"id": ${BIG_ID}`, 'the page shows the id exactly, not rounded to a double')
+  t.notMatch(shown, '9223372036854776000')
+  t.match(shown, '"name": "Big Fern"', 'pretty-printed, as Swagger UI shows JSON')
+})
+
 async function createPlantInSwaggerUi (t: Test, page: Page, url: string): Promise<void> {
   await page.goto(`${url}/docs`)
   const operation = page.locator('#operations-plants-addPlant')

@@ -253,7 +253,9 @@ t.test('a redirect, a timeout and a refused connection are failed attempts, each
   t.equal(hanging.received.length, 1, 'the request did arrive')
 
   const [connectRefused] = await logUntil(app, refused.id, tried)
-  t.match(connectRefused, { status: 'pending', attempts: 1, lastError: /ECONNREFUSED/ })
+  // The kind of failure: undici's own words name the address connected to.
+  t.match(connectRefused, { status: 'pending', attempts: 1, lastError: 'the connection was refused' })
+  t.notMatch(connectRefused.lastError, /127\.0\.0\.1|ECONNREFUSED/)
   t.notOk('lastStatusCode' in connectRefused)
 })
 
@@ -295,7 +297,7 @@ t.test('a receiver that never accepts the connection: the attempt fails at its d
   await postPlant(app, { id: 1, name: 'Fern' })
   const [attempt] = await logUntil(app, gone.id, (log) => log.length === 1 && log[0].attempts >= 1)
   const ms = Date.now() - started
-  t.match(attempt, { status: 'pending', attempts: 1, lastError: /^(no answer within 300 ms|UND_ERR_CONNECT_TIMEOUT: .*timeout: 300ms)/ })
+  t.match(attempt, { status: 'pending', attempts: 1, lastError: /^no (answer|connection) within 300 ms$/ })
   t.notOk('lastStatusCode' in attempt, 'no status: nothing answered')
   // A connect left to the kernel would retry its SYN for about two minutes.
   t.ok(ms < 5000, `recorded after ${ms} ms`)
@@ -390,7 +392,8 @@ t.test('a name that resolves to a private address at attempt time is refused bef
   t.same(resolved, ['rebind.example'], 'resolved once to subscribe: a public address')
   await postPlant(app, { id: 1, name: 'Fern' })
   const [delivery] = await logUntil(app, sub.id, (log) => log.length === 1 && log[0].attempts >= 1)
-  t.match(delivery, { status: 'pending', attempts: 1, lastError: /127\.0\.0\.1.*is not a public address/ })
+  t.match(delivery, { status: 'pending', attempts: 1, lastError: 'the host resolves to an address that is not public; webhooks go to public addresses only' })
+  t.notMatch(delivery.lastError, /127\.0\.0\.1/, 'without the address it resolved to')
   t.notOk('lastStatusCode' in delivery)
   t.ok(resolved.length >= 2, 'resolved again for the attempt')
   await sleep(100)
@@ -427,7 +430,7 @@ t.test('an https subscription to a loopback address made under WEBHOOK_ALLOW_PRI
   const app = await testApp(t, { DATABASE_URL: database, ...SLOW_RETRY })
   await postPlant(app, { id: 1, name: 'Fern' })
   const [delivery] = await logUntil(app, sub.id, (log) => log.length === 1 && log[0].attempts >= 1)
-  t.match(delivery, { status: 'pending', attempts: 1, lastError: /^127\.0\.0\.1 is not a public address/ })
+  t.match(delivery, { status: 'pending', attempts: 1, lastError: 'the host is not a public address; webhooks go to public addresses only' })
   t.equal(connections, 0, 'no connection was made')
 })
 

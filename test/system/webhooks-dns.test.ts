@@ -7,7 +7,7 @@ import { canonicalAddress, startDnsServer } from '../helpers/dns-server.ts'
 import { errorShapeProblem } from '../helpers/error-shape.ts'
 import { fuzzSettings, propertyHolds } from '../helpers/fuzz.ts'
 import { startReceiver } from '../helpers/receiver.ts'
-import { startServer } from '../helpers/server.ts'
+import { logsArrived, startServer, waitForLine } from '../helpers/server.ts'
 import { retryUntil } from '../helpers/wait.ts'
 import { deliveryLog, subscribe } from '../helpers/webhook-client.ts'
 
@@ -17,6 +17,8 @@ import { deliveryLog, subscribe } from '../helpers/webhook-client.ts'
 // deliveries, never another's.
 
 const { seed, numRuns } = fuzzSettings(100)
+
+const RESOLVES_NOT_PUBLIC = 'the host resolves to an address that is not public; webhooks go to public addresses only'
 
 // The name server binds port 53 and the service needs a mount namespace: root's, as in CI.
 const unshare = spawnSync('unshare', ['--mount', 'true'], { encoding: 'utf8' })
@@ -60,7 +62,7 @@ t.test('a receiver whose name server stops answering holds up only its own deliv
   const { value: darkLog } = await retryUntil(async () => await deliveryLog(server, darkSubscription.id),
     (log) => log.some((d) => d.attempts > 0), 20_000, 100)
   const darkErrors = new Set(darkLog.filter((d) => d.attempts > 0).map((d) => d.lastError))
-  t.same([...darkErrors].filter((error) => !/^dark\.test (does not resolve \(ETIMEOUT\)|did not resolve within 5000 ms)$/.test(String(error))), [],
+  t.same([...darkErrors].filter((error) => error !== 'the host did not resolve in time'), [],
     `the dark receiver's attempts failed, saying why: ${[...darkErrors].join('; ')}`)
   t.equal(dark.received.length, 0, 'nothing reached it')
 
@@ -81,6 +83,8 @@ t.test('property: a name is taken only when every address its name server gives,
   const dns = await startDnsServer(t)
   const server = await startServer(t, { API_TOKENS: TOKEN }, { resolvConf: dns.resolvConf })
   let n = 0
+  // Refused names and the addresses any one of which the log must name.
+  const refusals: Array<[string, string[]]> = []
   await propertyHolds(t, fc.asyncProperty(answers, async (addresses) => {
     // A new name every time: nothing answered before is remembered.
     const name = `n${n++}.test`
@@ -99,13 +103,44 @@ t.test('property: a name is taken only when every address its name server gives,
     if (res.statusCode !== 400 || problem !== undefined || code !== 'webhook_url_refused') {
       throw new Error(`${addresses?.join(' ') ?? 'NXDOMAIN'}: ${res.statusCode} ${problem ?? ''} ${res.body}`)
     }
-    if (addresses === undefined) {
-      if (message !== `${name} does not resolve (ENOTFOUND)`) throw new Error(`NXDOMAIN: ${message as string}`)
-    } else if (addresses.length === 0) {
-      if (message !== `${name} has no address`) throw new Error(`no records: ${message as string}`)
-    } else {
-      const named = new RegExp(`^${name.replaceAll('.', '\\.')} \\((.+)\\) is not a public address`).exec(message)
-      if (named === null || !refusedFor.includes(canonicalAddress(named[1]))) throw new Error(`${addresses.join(' ')}: ${message as string}`)
-    }
+    // The kind of problem only: what the name server answered is not the client's to learn.
+    const expected = addresses === undefined || addresses.length === 0 ? 'the host does not resolve' : RESOLVES_NOT_PUBLIC
+    if (message !== expected) throw new Error(`${addresses?.join(' ') ?? 'NXDOMAIN'}: ${message as string}`)
+    if (addresses !== undefined && addresses.length > 0) refusals.push([name, refusedFor])
   }), seed, numRuns)
+  await logsArrived()
+  const details = server.stdout.filter((line) => /"level":40.*webhook subscription refused/.test(line)).map((line) => JSON.parse(line).detail as string)
+  for (const [name, refusedFor] of refusals) {
+    const detail = details.find((detail) => detail.startsWith(`${name} resolves to `))
+    if (detail === undefined || !refusedFor.includes(canonicalAddress(detail.slice(`${name} resolves to `.length)))) {
+      t.fail(`the log names no address of ${name} that is not public (${refusedFor.join(' ')}): ${detail}`)
+    }
+  }
+})
+
+t.test('a refusal or a failed delivery says which kind of problem, never the addresses a name has; the warn log line has them', { skip }, async (t) => {
+  const dns = await startDnsServer(t)
+  dns.names.set('internal.test', ['10.20.30.40'])
+  // Public when subscribing; by the time of the attempt, private (rebinding): refused before connecting.
+  dns.names.set('rebind.test', ['93.184.216.34'])
+  const server = await startServer(t, { API_TOKENS: TOKEN, WEBHOOK_RETRY_BASE_MS: '3600000' }, { resolvConf: dns.resolvConf })
+
+  const internal = await server.request('POST', '/webhooks', { body: { url: 'https://internal.test/' } })
+  t.equal(internal.statusCode, 400)
+  t.match(internal.json(), { code: 'webhook_url_refused', message: RESOLVES_NOT_PUBLIC })
+  t.notMatch(internal.body, /10\.20\.30\.40/, 'the answer does not name the address')
+  const missing = await server.request('POST', '/webhooks', { body: { url: 'https://missing.test/' } })
+  t.match(missing.json(), { code: 'webhook_url_refused', message: 'the host does not resolve' })
+  t.notMatch(missing.body, /ENOTFOUND|NXDOMAIN/, 'nor what the name server answered')
+  const refusedLine = JSON.parse(await waitForLine(server.stdout, /"level":40.*webhook subscription refused/))
+  t.match(refusedLine, { detail: 'internal.test resolves to 10.20.30.40', reqId: String }, 'the log names it, with the request')
+  t.match(JSON.parse(await waitForLine(server.stdout, /"level":40.*missing\.test/)), { detail: 'missing.test does not resolve (ENOTFOUND)' })
+
+  const subscription = await subscribe(t, server, 'https://rebind.test/hook')
+  dns.names.set('rebind.test', ['10.20.30.41'])
+  t.equal((await server.request('POST', '/plants', { body: { id: 1, name: 'Fern' } })).statusCode, 200)
+  const { value: [delivery] } = await retryUntil(async () => await deliveryLog(server, subscription.id), (log) => log[0]?.attempts === 1, 10_000, 50)
+  t.equal(delivery.lastError, RESOLVES_NOT_PUBLIC, 'the delivery log says which kind of problem')
+  const attemptLine = JSON.parse(await waitForLine(server.stdout, new RegExp(`"level":40.*"webhook":"${subscription.id}".*webhook attempt failed`)))
+  t.match(attemptLine, { webhook: subscription.id, error: RESOLVES_NOT_PUBLIC, detail: 'rebind.test resolves to 10.20.30.41' }, 'the log names the address, with the webhook')
 })
