@@ -25,7 +25,7 @@ function flood (t: Test, server: RunningServer, path: string, connections: numbe
     const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
     sockets.push(socket)
     socket.on('error', (err) => { statuses.set(err.message, (statuses.get(err.message) ?? 0) + 1) })
-    let tail = Buffer.alloc(0)
+    let tail: Buffer = Buffer.alloc(0)
     socket.on('data', (data: Buffer) => {
       // A status line cut between two reads is found in the last bytes of one and the next.
       const bytes = tail.length === 0 ? data : Buffer.concat([tail, data])
