@@ -1,3 +1,5 @@
+import { once } from 'node:events'
+import { connect } from 'node:net'
 import t from 'tap'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from '../helpers/app.ts'
 import { startServer } from '../helpers/server.ts'
@@ -167,4 +169,17 @@ t.test('pipelined guesses are counted one by one: only the first ones within the
   t.equal(statuses.length, 60, 'every request answered')
   t.same(statuses.slice(0, 5), [401, 401, 401, 401, 401], 'the first five guesses learn that they are wrong')
   t.same(statuses.slice(5), Array.from({ length: 55 }, (_, i) => i === 24 ? 200 : 429), 'every later guess is refused, the right token served')
+})
+
+t.test('an idle keep-alive connection is closed after KEEP_ALIVE_TIMEOUT_MS', async (t) => {
+  const server = await startServer(t, { API_TOKENS: TOKEN, KEEP_ALIVE_TIMEOUT_MS: '300' })
+  const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  let answeredAt = 0
+  socket.on('data', () => { answeredAt = performance.now() })
+  socket.write('GET /health HTTP/1.1\r\nHost: x\r\n\r\n')
+  await once(socket, 'close')
+  const idle = performance.now() - answeredAt
+  t.ok(answeredAt > 0, 'the request was answered on it')
+  t.ok(idle >= 250 && idle < 3000, `closed after ${Math.round(idle)} ms idle`)
 })
