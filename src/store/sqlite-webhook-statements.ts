@@ -43,6 +43,7 @@ export function prepareWebhooks (db: Database.Database) {
     subscribe: db.prepare<[string, string, string, number]>('INSERT INTO webhooks (id, url, secret, created_at) VALUES (?, ?, ?, ?)'),
     subscriptions: db.prepare<[], SubscriptionRow>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhooks ORDER BY rowid`),
     unsubscribe: db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?'),
+    orphan: db.prepare<[], { id: string }>(FIRST_ORPHAN),
     sweep: db.prepare<[number]>(`DELETE FROM webhook_deliveries WHERE seq IN (
       SELECT seq FROM webhook_deliveries WHERE webhook_id = (${FIRST_ORPHAN}) LIMIT +?)`),
     page: db.prepare<[string, number, number], DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
@@ -64,6 +65,7 @@ export function prepareWebhooks (db: Database.Database) {
       next_attempt_at = NULL, settled_at = @now WHERE id = @id AND lease = @lease RETURNING webhook_id`),
     release: db.prepare<[string, string]>('UPDATE webhook_deliveries SET lease = NULL, lease_until = NULL WHERE id = ? AND lease = ?'),
     pending: db.prepare<[], { count: bigint }>('SELECT coalesce(sum(pending), 0) AS count FROM webhooks'),
+    settledBefore: db.prepare<[number], { seq: bigint }>('SELECT seq FROM webhook_deliveries WHERE status <> \'pending\' AND settled_at < ? LIMIT 1'),
     prune: db.prepare<[number, number]>(`DELETE FROM webhook_deliveries WHERE seq IN (
       SELECT seq FROM webhook_deliveries WHERE status <> 'pending' AND settled_at < ? LIMIT +?)`),
     // A deleted plant's payload is erased; its deliveries still pending fail (one event per subscription at most).
@@ -83,8 +85,8 @@ export function prepareWebhooks (db: Database.Database) {
       replay_from = @next, replay_to = CASE WHEN @next IS NULL THEN NULL ELSE replay_to END,
       missed_since = CASE WHEN @next IS NULL THEN NULL ELSE missed_since END WHERE id = @webhook`),
     // A chunk of events in seq order, whatever they are: no statement reads more rows than `limit`.
-    eventChunk: db.prepare<[Chunk], { examined: bigint, last: bigint | null, newest: bigint | null }>(`SELECT count(*) AS examined,
-      max(seq) AS last, max(created_at) AS newest FROM (SELECT seq, created_at FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit)`),
+    eventChunk: db.prepare<[Chunk], { examined: bigint, last: bigint | null, oldest: bigint | null, newest: bigint | null }>(`SELECT count(*) AS examined,
+      max(seq) AS last, min(created_at) AS oldest, max(created_at) AS newest FROM (SELECT seq, created_at FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit)`),
     pruneEvents: db.prepare<[Chunk]>(`DELETE FROM webhook_events WHERE seq IN (
       SELECT seq FROM (SELECT seq, created_at FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit) AS chunk
       WHERE created_at < @before AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_seq = chunk.seq))`)

@@ -96,7 +96,9 @@ export class SqliteWebhooks implements WebhookStore {
     return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.unsubscribe.run(id).changes === 1)
   }
 
+  // The cleanup's statements look before they write: an outbox with nothing to delete costs no commit.
   async sweep (limit: number): Promise<number> {
+    if (await this.#read(() => this.#statements.orphan.get()) === undefined) return 0
     return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.sweep.run(limit).changes)
   }
 
@@ -159,6 +161,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async prune (settledBefore: Date, limit: number): Promise<number> {
+    if (await this.#read(() => this.#statements.settledBefore.get(settledBefore.getTime())) === undefined) return 0
     return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.prune.run(settledBefore.getTime(), limit).changes)
   }
 
@@ -190,12 +193,12 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async pruneEvents (createdBefore: Date, after: number, limit: number): Promise<number | undefined> {
-    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
-      const chunk = { after, limit, before: createdBefore.getTime() }
-      const { examined, last, newest } = this.#statements.eventChunk.get(chunk)!
-      this.#statements.pruneEvents.run(chunk)
-      return Number(examined) === limit && Number(newest) < chunk.before ? Number(last) : undefined
-    })
+    const chunk = { after, limit, before: createdBefore.getTime() }
+    const { examined, last, oldest, newest } = (await this.#read(() => this.#statements.eventChunk.get(chunk)))!
+    // Events after the chunk are younger than its oldest: none old enough, nothing to delete.
+    if (Number(examined) === 0 || Number(oldest) >= chunk.before) return undefined
+    await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.pruneEvents.run(chunk))
+    return Number(examined) === limit && Number(newest) < chunk.before ? Number(last) : undefined
   }
 
   onAnnounced (listener: () => void): void {
