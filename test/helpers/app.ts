@@ -9,7 +9,8 @@ export const AUTH = { authorization: `Bearer ${TOKEN}` }
 
 /** An app on the memory store with a known token, closed when the test ends. */
 export async function testApp (t: Test, env: NodeJS.ProcessEnv = {}, seams: Seams = {}): Promise<FastifyInstance> {
-  const app = await buildApp(loadConfig({ API_TOKENS: TOKEN, DATABASE_URL: 'memory:', LOG_LEVEL: 'silent', ...env }), seams)
+  // The overload guard is tested on its own (system/limits): elsewhere a busy test machine must not turn requests away.
+  const app = await buildApp(loadConfig({ API_TOKENS: TOKEN, DATABASE_URL: 'memory:', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', MAX_HEAP_USED_PERCENT: '0', ...env }), seams)
   t.teardown(async () => await app.close())
   return app
 }
