@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { pathToFileURL } from 'node:url'
+import { promisify } from 'node:util'
 import t from 'tap'
 import { createPlantStoreClient, PlantStoreError, type PlantStoreClient } from '../../client/src/index.ts'
 import { TOKEN } from '../helpers/app.ts'
@@ -99,4 +103,18 @@ t.test('an answer that is not a success throws a PlantStoreError typed by its co
   t.equal(error?.code, 'plant_not_found')
   const ok = await client.api.GET('/plants/{id}', { params: { path: { id: 7n } } })
   t.same(ok.data, { id: 7n, name: 'Calathea', tag: 'tropical' })
+})
+
+t.test('the ts blocks of docs/client.md, run in order as one program, print what they show', async (t) => {
+  const blocks = [...readFileSync('docs/client.md', 'utf8').matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map(([, block]) => block)
+  t.ok(blocks.length >= 6)
+  const program = blocks.join('\n').replace("'./client/src/index.ts'", `'${pathToFileURL('client/src/index.ts').href}'`)
+  const dir = t.testdir()
+  writeFileSync(`${dir}/example.ts`, program)
+  // A service of its own: the example starts from an empty store, as a reader's would.
+  const fresh = await startServer(t, { API_TOKENS: TOKEN })
+  const { stdout } = await promisify(execFile)(process.execPath, [...process.execArgv, `${dir}/example.ts`], {
+    env: { ...process.env, PLANT_STORE_URL: fresh.url, TOKEN }
+  })
+  t.same(stdout.trimEnd().split('\n'), [...program.matchAll(/\/\/ → (.*)$/gm)].map(([, line]) => line))
 })
