@@ -11,7 +11,8 @@ const METHODS = ['GET', 'PUT', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PATCH', 'TR
  * An openapi-fetch client whose JSON goes both ways without loss: bodies are written with
  * their bigints exact, and JSON answers read with parseExact. openapi-fetch parses with
  * JSON.parse, so each call asks it for text instead; a call that sets parseAs itself
- * (a stream, a blob) is left as it is. Every operation of the contract is there, typed.
+ * (a stream, a blob) is left as it is. Error bodies have no int64 field: openapi-fetch's
+ * JSON.parse reads them. Every operation of the contract is there, typed.
  */
 export function exactClient<Paths extends {}> (options: ClientOptions): Client<Paths> {
   const client = createClient<Paths>({ ...options, bodySerializer: stringifyExact })
