@@ -3,7 +3,8 @@ import neostandard from 'neostandard'
 export default [
   ...neostandard({
     ts: true,
-    ignores: ['dist/**', '.tap/**', 'coverage/**', 'test-artifacts/**']
+    // client/src/schema.ts is openapi-typescript's output (npm run client), checked by tsc and its drift test.
+    ignores: ['dist/**', '.tap/**', 'coverage/**', 'test-artifacts/**', 'client/src/schema.ts']
   }),
   {
     // A schema and its Static<> type share a name on purpose: `Plant` is both.

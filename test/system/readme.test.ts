@@ -57,7 +57,7 @@ function pattern (shown: string[]): RegExp {
 t.test('README.md shows what its examples print, and no block escapes the run by its language', async (t) => {
   t.ok(steps(readFileSync('README.md', 'utf8')).filter((step) => step.shown.length > 0).length >= 10)
   // A ```bash or ```shell block would silently not run: only sh runs, the rest say what they are.
-  const known = new Set(['sh', 'console', 'text', 'json', 'js', 'nginx', 'yaml'])
+  const known = new Set(['sh', 'console', 'text', 'json', 'js', 'ts', 'nginx', 'yaml'])
   for (const file of FILES) {
     const fences = [...readFileSync(file, 'utf8').matchAll(/^```(\S*)$/gm)].map(([, language]) => language)
     const openers = fences.filter((_, i) => i % 2 === 0)

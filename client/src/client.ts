@@ -1,0 +1,56 @@
+import type { Client, ClientOptions } from 'openapi-fetch'
+import { orThrow } from './errors.ts'
+import { exactClient } from './exact.ts'
+import { nextLink } from './links.ts'
+import type { components, paths } from './schema.ts'
+
+/** A plant as the store holds it, with its id. */
+export type StoredPlant = components['schemas']['StoredPlant']
+/** A plant's name and tag: what a create answers. */
+export type Plant = components['schemas']['Plant']
+export type NewPlant = components['schemas']['NewPlant']
+/** The filters of GET /plants: `tag`, and `limit` for the size of each page fetched. */
+export type PlantsQuery = Omit<NonNullable<paths['/plants']['get']['parameters']['query']>, 'after'>
+
+export interface PlantStoreClientOptions {
+  /** Where the service answers, e.g. http://127.0.0.1:3000 */
+  baseUrl: string
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string
+  /** Another fetch (a test's, one with a proxy agent); the global one by default. */
+  fetch?: ClientOptions['fetch']
+  headers?: Record<string, string>
+}
+
+export interface PlantStoreClient {
+  /** Every operation of openapi.yaml, typed, ids exact: openapi-fetch's `{ data, error, response }`. */
+  api: Client<paths>
+  /** Every plant, a page at a time, following each page's `Link: <…>; rel="next"`. */
+  plants: (query?: PlantsQuery) => AsyncGenerator<StoredPlant, void, undefined>
+  getPlant: (id: bigint) => Promise<StoredPlant>
+  createPlant: (plant: NewPlant) => Promise<Plant>
+  deletePlant: (id: bigint) => Promise<void>
+}
+
+/** The Plant Store client: the operations throw a PlantStoreError when the answer is not a success. */
+export function createPlantStoreClient ({ baseUrl, token, fetch, headers = {} }: PlantStoreClientOptions): PlantStoreClient {
+  const authorization: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` }
+  const api = exactClient<paths>({ baseUrl, fetch, headers: { ...headers, ...authorization } })
+  return {
+    api,
+    async * plants (query = {}) {
+      let params: PlantsQuery = query
+      while (true) {
+        const result = await api.GET('/plants', { params: { query: params } })
+        yield * orThrow(result)
+        const next = nextLink(result.response.headers.get('link'))
+        if (next === undefined) return
+        // The next page is the one the service links to, its parameters as it wrote them.
+        params = Object.fromEntries(new URL(next, 'http://link.invalid').searchParams) as PlantsQuery
+      }
+    },
+    getPlant: async (id) => orThrow(await api.GET('/plants/{id}', { params: { path: { id } } })),
+    createPlant: async (plant) => orThrow(await api.POST('/plants', { body: plant })),
+    deletePlant: async (id) => { orThrow(await api.DELETE('/plants/{id}', { params: { path: { id } } })) }
+  }
+}

@@ -1,0 +1,5 @@
+export { createPlantStoreClient, type NewPlant, type Plant, type PlantsQuery, type PlantStoreClient, type PlantStoreClientOptions, type StoredPlant } from './client.ts'
+export { PlantStoreError, orThrow, type ErrorBody, type ErrorCode } from './errors.ts'
+export { parseExact, stringifyExact } from './json.ts'
+export { nextLink } from './links.ts'
+export type { components, operations, paths } from './schema.ts'
