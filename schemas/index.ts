@@ -1,10 +1,10 @@
 import type { TSchema } from '@sinclair/typebox'
 import { ErrorBody } from './error.ts'
 import { Health } from './health.ts'
-import { NewPlant, Plant, StoredPlant } from './plant.ts'
+import { NewPlant, Plant, PlantUpdate, StoredPlant } from './plant.ts'
 import { CreatedSubscription, Delivery, NewSubscription, Subscription } from './webhook.ts'
 
-export { ErrorBody, Health, NewPlant, Plant, StoredPlant }
+export { ErrorBody, Health, NewPlant, Plant, PlantUpdate, StoredPlant }
 export { CreatedSubscription, Delivery, NewSubscription, Subscription }
 export { NAME_MAX_LENGTH, PlantIdParams, PlantListQuery, TAG_MAX_LENGTH } from './plant.ts'
 export { DeliveryListQuery, DeliveryParams, MAX_SUBSCRIPTIONS, PLANT_CREATED, SubscriptionParams } from './webhook.ts'
@@ -15,5 +15,5 @@ export { ERROR_CODES, type ErrorCode, type ErrorDetail } from './error.ts'
 
 /** Every schema with an $id: registered once, referenced by name, a component in the document. */
 export const sharedSchemas: TSchema[] = [
-  Plant, NewPlant, StoredPlant, ErrorBody, Health, NewSubscription, Subscription, CreatedSubscription, Delivery
+  Plant, NewPlant, PlantUpdate, StoredPlant, ErrorBody, Health, NewSubscription, Subscription, CreatedSubscription, Delivery
 ]

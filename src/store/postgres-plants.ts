@@ -1,7 +1,9 @@
 import type pg from 'pg'
 import { PlantRejected, StoreUnavailable } from './errors.ts'
 import { refused } from './postgres-connection.ts'
-import { samePlant, type CreateResult, type StoredPlant } from './store.ts'
+import {
+  changed, samePlant, settledUpdate, type CreateResult, type PlantChange, type Precondition, type StoredPlant, type UpdateResult
+} from './store.ts'
 import { NEW_DELIVERY_ID } from './postgres-webhooks.ts'
 import { announcement, DEFAULT_MAX_PENDING } from './webhooks.ts'
 
@@ -108,6 +110,28 @@ async function insert (query: Query, plants: StoredPlant[], maxPending: number):
     return plants.filter((plant) => inserted.has(plant.id))
   } catch (err) {
     throw refused(err) ? new PlantRejected({ cause: err }) : err
+  }
+}
+
+// Compare and set: written only while the plant is still the one the precondition accepted,
+// so two instances' updates cannot both pass one precondition (the second re-reads).
+const UPDATE_PLANT = `UPDATE plants SET name = $2, tag = $3
+  WHERE id = $1 AND name = $4 AND tag IS NOT DISTINCT FROM $5::bytea`
+
+/** Replaces a plant's name and tag if the precondition accepts it as stored when the update writes. */
+export async function updatePlant (query: Query, id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
+  for (;;) {
+    const [row] = (await query<Row>(`${SELECT_PLANTS} WHERE id = $1`, [String(id)])).rows
+    const previous = row === undefined ? undefined : toPlant(row)
+    const settled = settledUpdate(previous, change, precondition)
+    if (settled !== undefined) return settled
+    const plant = changed(id, change)
+    const { rowCount } = await query(UPDATE_PLANT, [
+      String(id), utf8(plant.name), plant.tag === undefined ? null : utf8(plant.tag),
+      utf8(previous!.name), previous!.tag === undefined ? null : utf8(previous!.tag)
+    ]).catch((err: unknown) => { throw refused(err) ? new PlantRejected({ cause: err }) : err })
+    if (rowCount === 1) return { outcome: 'updated', plant, previous }
+    // Changed or deleted by another writer since it was read: decide again on what is there now.
   }
 }
 

@@ -3,11 +3,14 @@ import { StoreUnavailable } from './errors.ts'
 import { GroupCommit } from './group-commit.ts'
 import { Outage } from './outage.ts'
 import { probe, unavailable } from './postgres-connection.ts'
-import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
+import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, updatePlant, utf8, type Row } from './postgres-plants.ts'
 import { PostgresPool } from './postgres-pool.ts'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
 import { DELETE_PLANT, PostgresWebhooks } from './postgres-webhooks.ts'
-import { pageStart, plantBytes, type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext } from './store.ts'
+import {
+  pageStart, plantBytes, type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
+  type StoreContext, type UpdateResult
+} from './store.ts'
 
 const FIRST_RETRY_MS = 100
 const MAX_RETRY_MS = 5000
@@ -82,6 +85,13 @@ export class PostgresStore implements PlantStore {
       ? await this.#pool.query<Row>(`${SELECT_PLANTS} WHERE id >= $1 ORDER BY id LIMIT $2`, [String(from), limit])
       : await this.#pool.query<Row>(SELECT_PAGE_BY_TAG, [utf8(tag), String(from), limit])
     return rows.map(toPlant)
+  }
+
+  // Statements of its own, compare-and-set (see updatePlant): each commits on its own, durably.
+  async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
+    const result = await updatePlant(this.#pool.query.bind(this.#pool), id, change, precondition)
+    if (result.outcome === 'updated') this.#outage.recover(true)
+    return result
   }
 
   // A statement of its own, which also erases the plant's payload from the outbox (see DELETE_PLANT).

@@ -3,8 +3,9 @@ import { openDatabase } from './sqlite-open.ts'
 import { SqliteDurable } from './sqlite-durable.ts'
 import { SqliteWebhooks } from './sqlite-webhooks.ts'
 import {
-  pageStart, plantBytes, samePlant, WRITE_OVERHEAD_BYTES,
-  type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext
+  changed, pageStart, plantBytes, samePlant, settledUpdate, WRITE_OVERHEAD_BYTES,
+  type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore, type StoreContext,
+  type UpdateResult
 } from './store.ts'
 
 interface Row { id: bigint, name: string, tag: string | null }
@@ -59,6 +60,22 @@ export class SqliteStore implements PlantStore {
     return rows.map(toPlant)
   }
 
+  // Looks before it writes, so that an absent, stale or unchanged plant costs no commit;
+  // the transaction looks again, and the precondition is decided there.
+  async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
+    const settled = settledUpdate(await this.get(id), change, precondition)
+    if (settled !== undefined) return settled
+    const plant = changed(id, change)
+    return await this.#durable.write(plantBytes(plant), (): UpdateResult => {
+      const row = this.#statements.get.get(id)
+      const previous = row === undefined ? undefined : toPlant(row)
+      const outcome = settledUpdate(previous, change, precondition)
+      if (outcome !== undefined) return outcome
+      this.#statements.update.run(plant.name, plant.tag ?? null, id)
+      return { outcome: 'updated', plant, previous }
+    })
+  }
+
   async delete (id: bigint): Promise<boolean> {
     return await this.#durable.write(WRITE_OVERHEAD_BYTES, () => {
       if (this.#statements.delete.run(id).changes !== 1) return false
@@ -88,6 +105,7 @@ function prepare (db: Database.Database) {
     get: db.prepare<[bigint], Row>('SELECT id, name, tag FROM plants WHERE id = ?'),
     page: db.prepare<[bigint, number], Row>('SELECT id, name, tag FROM plants WHERE id >= ? ORDER BY id LIMIT +?'),
     pageByTag: db.prepare<[string, bigint, number], Row>('SELECT id, name, tag FROM plants WHERE tag = +? AND id >= ? ORDER BY id LIMIT +?'),
+    update: db.prepare<[string, string | null, bigint]>('UPDATE plants SET (name, tag) = (?, ?) WHERE id = ?'),
     delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
     ping: db.prepare('SELECT 1')
   }
