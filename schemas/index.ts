@@ -7,7 +7,9 @@ import { CreatedSubscription, Delivery, NewSubscription, Subscription } from './
 export { ErrorBody, Health, NewPlant, Plant, PlantUpdate, StoredPlant }
 export { CreatedSubscription, Delivery, NewSubscription, Subscription }
 export { NAME_MAX_LENGTH, PlantIdParams, PlantListQuery, TAG_MAX_LENGTH } from './plant.ts'
-export { DeliveryListQuery, DeliveryParams, MAX_SUBSCRIPTIONS, PLANT_CREATED, SubscriptionParams } from './webhook.ts'
+export {
+  DeliveryListQuery, DeliveryParams, EVENT_TYPES, MAX_SUBSCRIPTIONS, PLANT_CREATED, PLANT_DELETED, PLANT_UPDATED, SubscriptionParams, type EventType
+} from './webhook.ts'
 export { Int64, INT64_MAX, INT64_MIN } from './int64.ts'
 export { ref } from './ref.ts'
 export { errorExamples, errorResponses, GUARDED, IGNORED_BODY, JSON_BODY, PATH_PARAMETERS } from './responses.ts'

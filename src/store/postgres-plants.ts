@@ -1,9 +1,7 @@
 import type pg from 'pg'
 import { PlantRejected, StoreUnavailable } from './errors.ts'
 import { refused } from './postgres-connection.ts'
-import {
-  changed, samePlant, settledUpdate, type CreateResult, type PlantChange, type Precondition, type StoredPlant, type UpdateResult
-} from './store.ts'
+import { samePlant, type CreateResult, type StoredPlant } from './store.ts'
 import { NEW_DELIVERY_ID } from './postgres-webhooks.ts'
 import { announcement, DEFAULT_MAX_PENDING } from './webhooks.ts'
 
@@ -25,8 +23,8 @@ export const SELECT_PLANTS = 'SELECT id, name, tag FROM plants'
 export const SELECT_PAGE_BY_TAG = `${SELECT_PLANTS} WHERE md5(tag) = md5($1::bytea) AND tag = $1 AND id >= $2 ORDER BY id LIMIT $3`
 
 // The plants are inserted, and each one inserted is announced, in one statement: its
-// event (its payload, once) and its deliveries commit with it. The subscriptions are
-// locked (FOR NO KEY UPDATE: a delete, and another statement counting, wait for it), in
+// event (its payload, once) and its deliveries commit with it. The subscriptions choosing
+// plant.created (bit 1, see eventBit) are locked (FOR NO KEY UPDATE: a delete, and another statement counting, wait for it), in
 // id order so that two instances' batches cannot deadlock; a subscription deleted
 // meanwhile then finds the deliveries (see unsubscribe). Each enabled subscription
 // below its bound ($5 pending) gets a delivery of each event and counts them; one the
@@ -38,7 +36,7 @@ const INSERT_PLANTS = `WITH batch AS (
     ON CONFLICT (id) DO NOTHING
     RETURNING id
   ), subscribers AS (
-    SELECT id, pending, disabled_at FROM webhooks ORDER BY id FOR NO KEY UPDATE
+    SELECT id, pending, disabled_at FROM webhooks WHERE events & 1 <> 0 ORDER BY id FOR NO KEY UPDATE
   ), events AS (
     INSERT INTO webhook_events (plant_id, payload)
     SELECT batch.id, batch.announcement FROM inserted JOIN batch USING (id) WHERE EXISTS (SELECT 1 FROM subscribers) ORDER BY batch.id
@@ -110,28 +108,6 @@ async function insert (query: Query, plants: StoredPlant[], maxPending: number):
     return plants.filter((plant) => inserted.has(plant.id))
   } catch (err) {
     throw refused(err) ? new PlantRejected({ cause: err }) : err
-  }
-}
-
-// Compare and set: written only while the plant is still the one the precondition accepted,
-// so two instances' updates cannot both pass one precondition (the second re-reads).
-const UPDATE_PLANT = `UPDATE plants SET name = $2, tag = $3
-  WHERE id = $1 AND name = $4 AND tag IS NOT DISTINCT FROM $5::bytea`
-
-/** Replaces a plant's name and tag if the precondition accepts it as stored when the update writes. */
-export async function updatePlant (query: Query, id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
-  for (;;) {
-    const [row] = (await query<Row>(`${SELECT_PLANTS} WHERE id = $1`, [String(id)])).rows
-    const previous = row === undefined ? undefined : toPlant(row)
-    const settled = settledUpdate(previous, change, precondition)
-    if (settled !== undefined) return settled
-    const plant = changed(id, change)
-    const { rowCount } = await query(UPDATE_PLANT, [
-      String(id), utf8(plant.name), plant.tag === undefined ? null : utf8(plant.tag),
-      utf8(previous!.name), previous!.tag === undefined ? null : utf8(previous!.tag)
-    ]).catch((err: unknown) => { throw refused(err) ? new PlantRejected({ cause: err }) : err })
-    if (rowCount === 1) return { outcome: 'updated', plant, previous }
-    // Changed or deleted by another writer since it was read: decide again on what is there now.
   }
 }
 

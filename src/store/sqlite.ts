@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import { openDatabase } from './sqlite-open.ts'
 import { SqliteDurable } from './sqlite-durable.ts'
 import { SqliteWebhooks } from './sqlite-webhooks.ts'
+import { announcement, deletedAnnouncement, updatedAnnouncement } from './webhooks.ts'
 import {
   changed, pageStart, plantBytes, samePlant, settledUpdate, WRITE_OVERHEAD_BYTES,
   type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore, type StoreContext,
@@ -11,8 +12,8 @@ import {
 interface Row { id: bigint, name: string, tag: string | null }
 
 /**
- * Plants in a SQLite file (or in memory, for tests and demos). A created plant's webhook
- * deliveries are written in its transaction.
+ * Plants in a SQLite file (or in memory, for tests and demos). Each change's event and
+ * webhook deliveries are written in its transaction.
  */
 export class SqliteStore implements PlantStore {
   readonly webhooks: SqliteWebhooks
@@ -38,7 +39,7 @@ export class SqliteStore implements PlantStore {
   async create (plant: StoredPlant): Promise<CreateResult> {
     return await this.#durable.write(plantBytes(plant), (): CreateResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        this.webhooks.announce(plant)
+        this.webhooks.announce('plant.created', plant.id, () => announcement(plant))
         return { outcome: 'created', plant }
       }
       const existing = toPlant(this.#statements.get.get(plant.id)!)
@@ -72,14 +73,18 @@ export class SqliteStore implements PlantStore {
       const outcome = settledUpdate(previous, change, precondition)
       if (outcome !== undefined) return outcome
       this.#statements.update.run(plant.name, plant.tag ?? null, id)
+      this.webhooks.announce('plant.updated', id, () => updatedAnnouncement(previous!, plant))
       return { outcome: 'updated', plant, previous }
     })
   }
 
   async delete (id: bigint): Promise<boolean> {
     return await this.#durable.write(WRITE_OVERHEAD_BYTES, () => {
-      if (this.#statements.delete.run(id).changes !== 1) return false
+      const row = this.#statements.delete.get(id)
+      if (row === undefined) return false
+      // Its earlier payloads are erased; the deletion itself carries the name and tag it had.
       this.webhooks.erase(id)
+      this.webhooks.announce('plant.deleted', id, () => deletedAnnouncement(toPlant(row)))
       return true
     })
   }
@@ -106,7 +111,7 @@ function prepare (db: Database.Database) {
     page: db.prepare<[bigint, number], Row>('SELECT id, name, tag FROM plants WHERE id >= ? ORDER BY id LIMIT +?'),
     pageByTag: db.prepare<[string, bigint, number], Row>('SELECT id, name, tag FROM plants WHERE tag = +? AND id >= ? ORDER BY id LIMIT +?'),
     update: db.prepare<[string, string | null, bigint]>('UPDATE plants SET (name, tag) = (?, ?) WHERE id = ?'),
-    delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
+    delete: db.prepare<[bigint], Row>('DELETE FROM plants WHERE id = ? RETURNING id, name, tag'),
     ping: db.prepare('SELECT 1')
   }
 }
