@@ -81,11 +81,11 @@ const subscriptionFields = {
   events: Type.Array(EventTypeSchema, { description: 'The events announced to it' }),
   createdAt: timestamp('When the subscription was created'),
   status: Type.Union([Type.Literal('active'), Type.Literal('disabled')], {
-    description: '`active`: every new plant is announced to it; `disabled`: its pending deliveries reached WEBHOOK_MAX_PENDING, so new plants are not (its pending ones still are). `POST /webhooks/{id}/enable` makes it active again and replays what it missed.'
+    description: '`active`: each event it chose is announced to it; `disabled`: its pending deliveries reached WEBHOOK_MAX_PENDING, so new events are not (its pending ones still are). `POST /webhooks/{id}/enable` makes it active again and replays what it missed.'
   }),
   pendingDeliveries: Type.Integer({ minimum: 0, description: 'Its deliveries pending now' }),
   disabledAt: Type.Optional(timestamp('When it was disabled; only while disabled')),
-  missedSince: Type.Optional(timestamp('While disabled, or while what it missed is being replayed: when the first plant it missed was created. Missed plants are replayed if created within the last 7 days and not deleted since.'))
+  missedSince: Type.Optional(timestamp('While disabled, or while what it missed is being replayed: when the first event it missed happened. Missed events it chose are replayed if within the last 7 days and their plant not deleted since (a plant.deleted is replayed).'))
 }
 
 export const Subscription = Type.Object(subscriptionFields, {
