@@ -113,7 +113,7 @@ export const ERROR_CODES = {
   method_not_allowed: {
     status: 405,
     meaning: 'The path exists, but not with this method; `Allow` lists the methods it has.',
-    example: 'PUT /plants/2 is not an operation of this API; the path takes DELETE, GET, HEAD'
+    example: 'PATCH /plants/2 is not an operation of this API; the path takes DELETE, GET, HEAD, PUT'
   },
   request_timeout: {
     status: 408,
@@ -139,6 +139,11 @@ export const ERROR_CODES = {
     status: 409,
     meaning: 'The delivery\'s plant was deleted, and its data with it: there is nothing to send again.',
     example: 'the plant of delivery msg_2c7d9e1f3a5b4c6d8e0f1a2b3c4d5e6f was deleted: its data is no longer kept, so it is not sent again'
+  },
+  precondition_failed: {
+    status: 412,
+    meaning: 'The `If-Match` of an update names no `ETag` of the plant as it is now: it changed since it was read (or the header names no strong tag). Nothing was written; read the plant again.',
+    example: 'plant 1 changed since it was read: If-Match names none of its current ETag'
   },
   body_too_large: {
     status: 413,

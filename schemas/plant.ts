@@ -34,6 +34,12 @@ export const NewPlant = Type.Object(withId, {
   examples: [monstera]
 })
 
+export const PlantUpdate = Type.Object(Plant.properties, {
+  $id: 'PlantUpdate',
+  description: 'A plant\'s new name and tag, replacing both: no tag removes the tag. Fields other than name and tag are ignored, an id among them: the path names the plant.',
+  examples: [{ name: 'Monstera deliciosa', tag: monstera.tag }]
+})
+
 export const StoredPlant = Type.Object(withId, {
   $id: 'StoredPlant',
   description: 'A plant as the store holds it: the Plant fields and its id, written as an exact JSON integer.',
@@ -55,5 +61,6 @@ export const PlantListQuery = Type.Object({
 }, { additionalProperties: false })
 
 export type Plant = Static<typeof Plant>
+export type PlantUpdate = Static<typeof PlantUpdate>
 /** A plant with its id, as created and as stored: the id a bigint, whatever the JSON carried. */
 export type StoredPlant = Static<typeof StoredPlant>

@@ -2,8 +2,16 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Int64 } from './int64.ts'
 import { HTTP_URL_PATTERN } from './url.ts'
 
-/** The one event this service announces: a plant was created. */
+/** The events this service announces: a plant's creation, update and deletion. */
 export const PLANT_CREATED = 'plant.created'
+export const PLANT_UPDATED = 'plant.updated'
+export const PLANT_DELETED = 'plant.deleted'
+export const EVENT_TYPES = [PLANT_CREATED, PLANT_UPDATED, PLANT_DELETED] as const
+export type EventType = typeof EVENT_TYPES[number]
+
+export const EventTypeSchema = Type.Union(EVENT_TYPES.map((type) => Type.Literal(type)), {
+  description: '`plant.created`: a plant was added; `plant.updated`: its name or tag changed; `plant.deleted`: it was deleted'
+})
 
 // Long enough for any real endpoint, short enough that a list of subscriptions stays small.
 export const WEBHOOK_URL_MAX_LENGTH = 2048
@@ -44,10 +52,18 @@ export const NewSubscription = Type.Object({
 without a user name or password, not on port 0, whose host resolves only to public addresses. \
 http, and private or loopback addresses, only when the service runs with WEBHOOK_ALLOW_PRIVATE.`,
     examples: [example.url]
-  })
+  }),
+  events: Type.Optional(Type.Array(EventTypeSchema, {
+    minItems: 1,
+    maxItems: EVENT_TYPES.length,
+    uniqueItems: true,
+    default: [PLANT_CREATED],
+    description: 'The events announced to it, each at most once; `["plant.created"]` when left out',
+    examples: [[...EVENT_TYPES]]
+  }))
 }, {
   $id: 'NewSubscription',
-  description: 'A webhook subscription to add. Fields other than url are ignored.',
+  description: 'A webhook subscription to add. Fields other than url and events are ignored.',
   examples: [{ url: example.url }]
 })
 
@@ -62,14 +78,14 @@ const disabled = {
 const subscriptionFields = {
   id: subscriptionId,
   url: NewSubscription.properties.url,
-  events: Type.Array(Type.Literal(PLANT_CREATED), { description: 'The events announced: every created plant' }),
+  events: Type.Array(EventTypeSchema, { description: 'The events announced to it' }),
   createdAt: timestamp('When the subscription was created'),
   status: Type.Union([Type.Literal('active'), Type.Literal('disabled')], {
-    description: '`active`: every new plant is announced to it; `disabled`: its pending deliveries reached WEBHOOK_MAX_PENDING, so new plants are not (its pending ones still are). `POST /webhooks/{id}/enable` makes it active again and replays what it missed.'
+    description: '`active`: each event it chose is announced to it; `disabled`: its pending deliveries reached WEBHOOK_MAX_PENDING, so new events are not (its pending ones still are). `POST /webhooks/{id}/enable` makes it active again and replays what it missed.'
   }),
   pendingDeliveries: Type.Integer({ minimum: 0, description: 'Its deliveries pending now' }),
   disabledAt: Type.Optional(timestamp('When it was disabled; only while disabled')),
-  missedSince: Type.Optional(timestamp('While disabled, or while what it missed is being replayed: when the first plant it missed was created. Missed plants are replayed if created within the last 7 days and not deleted since.'))
+  missedSince: Type.Optional(timestamp('While disabled, or while what it missed is being replayed: when the first event it missed happened. Missed events it chose are replayed if within the last 7 days and their plant not deleted since (a plant.deleted is replayed).'))
 }
 
 export const Subscription = Type.Object(subscriptionFields, {
@@ -97,18 +113,18 @@ export const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal(
 
 export const Delivery = Type.Object({
   id: deliveryId,
-  event: Type.Literal(PLANT_CREATED),
+  event: EventTypeSchema,
   plantId: Int64({ description: 'The id of the plant announced' }),
   status: DeliveryStatus,
   attempts: Type.Integer({ minimum: 0, description: 'Attempts made so far' }),
   lastStatusCode: Type.Optional(Type.Integer({ description: 'The HTTP status the last attempt was answered with' })),
   lastError: Type.Optional(Type.String({ description: 'Why the last attempt failed, when it got no acceptable answer: the kind of problem (a timeout, a refused connection, a host that resolves to an address that is not public, a TLS certificate not valid for the host…), never the receiver\'s addresses or certificate contents' })),
   nextAttemptAt: Type.Optional(timestamp('When the next attempt is due; only while pending')),
-  createdAt: timestamp('When the plant was created'),
+  createdAt: timestamp('When the event happened: the plant was created, updated or deleted'),
   deliveredAt: Type.Optional(timestamp('When a 2xx acknowledged it'))
 }, {
   $id: 'Delivery',
-  description: 'One announcement of one plant to one subscription, and where it stands.',
+  description: 'One announcement of one event of a plant to one subscription, and where it stands.',
   // Newest first, as the delivery log lists them: also the example of a page.
   examples: [{
     id: example.pending,
@@ -157,27 +173,57 @@ const signatureHeader = (name: string, description: string, example: string) => 
   name, in: 'header' as const, required: true, description, schema: { type: 'string' as const }, example
 })
 
-/** The document's `webhooks`: a POST of the new plant, signed per Standard Webhooks. */
-export const plantWebhook = {
-  '/plant/webhook': {
+const signed = [
+  signatureHeader('webhook-id', 'The delivery\'s id: one per event and subscription, the same on every attempt.', example.delivered),
+  signatureHeader('webhook-timestamp', 'When this attempt was sent, in seconds since the epoch: refuse one too far from your clock to stop replays.', '1795412837'),
+  signatureHeader('webhook-signature', '`v1,` and the base64 HMAC-SHA256, under the secret\'s key, of `<webhook-id>.<webhook-timestamp>.<body>`.', 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=')
+]
+
+const DELIVERY_TERMS = 'Verify `webhook-signature` with the subscription\'s secret (the `standardwebhooks` package does it), and read the id from the raw body: it is an exact int64, beyond what a JSON number parsed to a double holds. Any 2xx within WEBHOOK_TIMEOUT_MS acknowledges; anything else (a redirect included: redirects are not followed) is retried with exponential backoff and full jitter, up to WEBHOOK_MAX_ATTEMPTS. A subscription gets the events of one plant in the order they happened: one is not attempted while an earlier one of the same plant is pending.'
+
+// Plain JSON Schema: the document's `webhooks` are written as they are, not compiled.
+const plantId = { type: 'integer', format: 'int64', description: 'The plant\'s id, an exact int64' }
+const plantRef = { $ref: '#/components/schemas/Plant' }
+
+function webhook (operationId: string, summary: string, description: string, schema: Record<string, unknown>) {
+  return {
     post: {
-      operationId: 'plantWebhook',
-      summary: 'A plant was added',
-      description: 'Sent to every subscription\'s URL once a created plant is committed (`plant.created`), at least once: a receiver deduplicates by `webhook-id`. Verify `webhook-signature` with the subscription\'s secret (the `standardwebhooks` package does it), and read the id from the raw body: it is an exact int64, beyond what a JSON number parsed to a double holds. Any 2xx within WEBHOOK_TIMEOUT_MS acknowledges; anything else (a redirect included: redirects are not followed) is retried with exponential backoff and full jitter, up to WEBHOOK_MAX_ATTEMPTS.',
+      operationId,
+      summary,
+      description: `${description} ${DELIVERY_TERMS}`,
       tags: ['webhooks'],
       security: [],
-      parameters: [
-        signatureHeader('webhook-id', 'The delivery\'s id: one per plant and subscription, the same on every attempt.', example.delivered),
-        signatureHeader('webhook-timestamp', 'When this attempt was sent, in seconds since the epoch: refuse one too far from your clock to stop replays.', '1795412837'),
-        signatureHeader('webhook-signature', '`v1,` and the base64 HMAC-SHA256, under the secret\'s key, of `<webhook-id>.<webhook-timestamp>.<body>`.', 'v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=')
-      ],
-      requestBody: {
-        required: true,
-        content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } }
-      },
-      responses: {
-        200: { description: 'Acknowledged (any 2xx is)' }
-      }
+      parameters: signed,
+      requestBody: { required: true, content: { 'application/json': { schema } } },
+      responses: { 200: { description: 'Acknowledged (any 2xx is)' } }
     }
   }
+}
+
+/** The document's `webhooks`: one POST per event, signed per Standard Webhooks. */
+export const plantWebhook = {
+  '/plant/webhook': webhook('plantWebhook', 'A plant was added',
+    'Sent to each subscription with `plant.created` among its events once a created plant is committed, at least once: a receiver deduplicates by `webhook-id`. The body is the NewPlant, without a `type` field (as before subscriptions chose their events).',
+    { $ref: '#/components/schemas/NewPlant' }),
+  '/plant/updated': webhook('plantUpdatedWebhook', 'A plant\'s name or tag changed',
+    'Sent to each subscription with `plant.updated` among its events once an update that changed the plant is committed, at least once. `old` and `new` are the plant before and after.',
+    {
+      type: 'object',
+      required: ['type', 'id', 'old', 'new'],
+      properties: { type: { const: PLANT_UPDATED }, id: plantId, old: plantRef, new: plantRef },
+      examples: [{ type: PLANT_UPDATED, id: 1, old: { name: 'Monstera', tag: 'tropical' }, new: { name: 'Monstera deliciosa', tag: 'tropical' } }]
+    }),
+  '/plant/deleted': webhook('plantDeletedWebhook', 'A plant was deleted',
+    'Sent to each subscription with `plant.deleted` among its events once a delete is committed, at least once, with the name and tag the plant had. The plant\'s earlier events still pending for any subscription are failed (`plant deleted`) and not sent: their data is erased with the plant.',
+    {
+      type: 'object',
+      required: ['type', 'id', 'name'],
+      properties: {
+        type: { const: PLANT_DELETED },
+        id: plantId,
+        name: { type: 'string', description: 'The name it had' },
+        tag: { type: 'string', description: 'The tag it had, if any' }
+      },
+      examples: [{ type: PLANT_DELETED, id: 1, name: 'Monstera', tag: 'tropical' }]
+    })
 }

@@ -657,7 +657,7 @@ function methodsOf (path: string): Method[] | undefined {
   if (routedPath === '/plants/') return undefined
   if (/^\/plants\/[^/]+$/.test(routedPath)) {
     // An id past the router's 100 characters matches no route: another method's answer may say either.
-    return routedPath.length - '/plants/'.length > 100 ? undefined : ['DELETE', 'GET', 'HEAD']
+    return routedPath.length - '/plants/'.length > 100 ? undefined : ['DELETE', 'GET', 'HEAD', 'PUT']
   }
   return []
 }

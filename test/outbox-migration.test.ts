@@ -51,7 +51,8 @@ t.test('SQLite: a version 3 file keeps its deliveries through the migration', as
   const file = `${t.testdir()}/v3.db`
   await (await testApp(t, { DATABASE_URL: `sqlite:${file}` })).close()
   const old = new Database(file)
-  old.exec(`DROP INDEX webhook_deliveries_event; ALTER TABLE webhook_deliveries DROP COLUMN event_seq; DROP TABLE webhook_events;
+  old.exec(`DROP INDEX webhook_deliveries_plant; ALTER TABLE webhooks DROP COLUMN events;
+    DROP INDEX webhook_deliveries_event; ALTER TABLE webhook_deliveries DROP COLUMN event_seq; DROP TABLE webhook_events;
     ALTER TABLE webhooks DROP COLUMN pending; ALTER TABLE webhooks DROP COLUMN disabled_at; ALTER TABLE webhooks DROP COLUMN missed_since;
     ALTER TABLE webhooks DROP COLUMN missed_from; ALTER TABLE webhooks DROP COLUMN replay_from; ALTER TABLE webhooks DROP COLUMN replay_to;
     PRAGMA user_version = 3`)
@@ -77,10 +78,11 @@ t.test('PostgreSQL: a version 4 database keeps its deliveries through the migrat
   const url = await server.createDatabase('outbox_v4')
   await (await testApp(t, { DATABASE_URL: url })).close()
   const client = await pgClient(t, url)
-  await client.query(`DROP TABLE webhook_events; ALTER TABLE webhook_deliveries DROP COLUMN event_seq, ADD COLUMN payload bytea NOT NULL;
+  await client.query(`DROP INDEX webhook_deliveries_plant; ALTER TABLE webhooks DROP COLUMN events;
+    DROP TABLE webhook_events; ALTER TABLE webhook_deliveries DROP COLUMN event_seq, ADD COLUMN payload bytea NOT NULL;
     ALTER TABLE webhooks DROP COLUMN pending, DROP COLUMN disabled_at, DROP COLUMN missed_since, DROP COLUMN missed_from,
       DROP COLUMN replay_from, DROP COLUMN replay_to;
-    DELETE FROM plant_store_migrations WHERE version = 5`)
+    DELETE FROM plant_store_migrations WHERE version >= 5`)
   const receiver = await startReceiver(t)
   for (const { table, row } of oldRows(receiver.url)) {
     const values = Object.values(row).map((value) => typeof value === 'number' && value > 1e12 ? new Date(value) : typeof value === 'string' && value.startsWith('{') ? Buffer.from(value) : value)

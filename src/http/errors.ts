@@ -30,6 +30,8 @@ export const PlantConflict = failure('plant_conflict', 'a plant with id %s alrea
 
 export const PlantNotFound = failure('plant_not_found', 'no plant has id %s')
 
+export const PreconditionFailed = failure('precondition_failed', 'plant %s changed since it was read: If-Match names none of its current ETag')
+
 export const WebhookNotFound = failure('webhook_not_found', 'no webhook subscription has id %s')
 
 export const DeliveryNotFound = failure('delivery_not_found', 'subscription %s has no delivery with id %s')

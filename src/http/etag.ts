@@ -14,3 +14,9 @@ export function notModified (ifNoneMatch: string | undefined, etag: string): boo
     return (tag.startsWith('W/') ? tag.slice(2) : tag) === etag
   })
 }
+
+/** Whether If-Match (`*` or a list, compared strongly, RFC 9110 13.1.1) names this tag: a weak or malformed entry never does. */
+export function matches (ifMatch: string, etag: string): boolean {
+  if (ifMatch.trim() === '*') return true
+  return ifMatch.split(',').some((listed) => listed.trim() === etag)
+}

@@ -19,6 +19,7 @@ export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
     create: async (plant) => await timed('create', store.create(plant), (result) => result.outcome),
     get: async (id) => await timed('get', store.get(id), (plant) => plant === undefined ? 'absent' : 'found'),
     list: async (query) => await timed('list', store.list(query), () => 'ok'),
+    update: async (id, change, precondition) => await timed('update', store.update(id, change, precondition), (result) => result.outcome),
     delete: async (id) => await timed('delete', store.delete(id), (deleted) => deleted ? 'deleted' : 'absent'),
     ping: async () => await store.ping(),
     webhooks: store.webhooks,

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { always } from '../../schemas/headers.ts'
 import {
-  errorResponses, GUARDED, JSON_BODY, NewPlant, PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, ref, StoredPlant
+  errorResponses, GUARDED, JSON_BODY, NewPlant, PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, PlantUpdate, ref, StoredPlant
 } from '../../schemas/index.ts'
 
 /** A page stops early past this many bytes of plants, so no answer grows past a few MiB. */
@@ -69,6 +69,28 @@ export const getPlant = {
     // No body at all: `null` would be a JSON body of its own.
     304: Type.Unsafe<undefined>(Type.Null({ description: 'Not modified: the plant is still the one `If-None-Match` names', headers: plantCaching })),
     ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', 'store_unavailable', 'store_busy')
+  }
+}
+
+// Read by the handler (src/http/etag.ts), in the document only, as If-None-Match is.
+const precondition = Type.Object({
+  'If-Match': Type.Optional(Type.String({
+    description: 'The `ETag` of the plant as the client read it (a list of them, compared strongly, or `*` for any existing plant): when the plant is no longer that one, the answer is a 412 and nothing is written. A weak or malformed entry matches nothing',
+    examples: ['"TG-sn9ffrhRIQH8Vnr-vVM"']
+  }))
+})
+
+export const updatePlant = {
+  operationId: 'updatePlant',
+  summary: 'Replace a plant\'s name and tag',
+  description: 'Replaces the name and tag of the plant with this id (no tag removes it); the id stays. With `If-Match`, only while the plant is still the one read (optimistic concurrency): else a 412 and nothing written. An update that changes nothing writes and announces nothing, and answers 200 as one that does. Like a create, the 200 is sent once the change is on disk.',
+  tags: ['plants'],
+  params: PlantIdParams,
+  body: ref(PlantUpdate),
+  requestHeaders: precondition,
+  response: {
+    200: ref(StoredPlant, { description: 'The plant as stored now, as GET answers it', headers: { ETag: plantCaching.ETag } }),
+    ...errorResponses(GUARDED, PATH_PARAMETERS, JSON_BODY, 'plant_rejected', 'plant_not_found', 'precondition_failed', 'store_unavailable', 'store_busy')
   }
 }
 

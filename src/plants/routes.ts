@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { PlantListQuery } from '../../schemas/index.ts'
-import { PlantConflict, PlantNotFound } from '../http/errors.ts'
-import { entityTag, notModified } from '../http/etag.ts'
-import type { PlantStore, StoredPlant } from '../store/store.ts'
+import { PlantConflict, PlantNotFound, PreconditionFailed } from '../http/errors.ts'
+import { entityTag, matches, notModified } from '../http/etag.ts'
+import type { PlantStore, Precondition, StoredPlant } from '../store/store.ts'
 import { PageTurns } from './page-turns.ts'
-import { addPlant, deletePlant, getPlant, listPlants, PAGE_BYTE_BUDGET } from './route-schemas.ts'
+import { addPlant, deletePlant, getPlant, listPlants, PAGE_BYTE_BUDGET, updatePlant } from './route-schemas.ts'
 
 export interface PlantRoutesOptions {
   store: PlantStore
@@ -50,9 +50,22 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
   app.get('/plants/:id', { schema: getPlant, config: { scope: 'plants:read' } }, async (request, reply) => {
     const plant = await store.get(request.params.id)
     if (plant === undefined) throw new PlantNotFound(String(request.params.id))
-    const etag = entityTag(JSON.stringify([String(plant.id), plant.name, plant.tag ?? null]))
+    const etag = plantTag(plant)
     reply.header('etag', etag).header('cache-control', REVALIDATE)
     if (notModified(request.headers['if-none-match'], etag)) return await reply.code(304).send()
+    return plant
+  })
+
+  app.put('/plants/:id', { schema: updatePlant, config: { scope: 'plants:write' } }, async (request, reply) => {
+    const { id } = request.params
+    const { name, tag } = request.body // only these: an id in the body is ignored like any unknown field
+    const ifMatch = request.headers['if-match']
+    // Decided by the store in the transaction that writes, against the plant as stored then.
+    const precondition: Precondition | undefined = ifMatch === undefined ? undefined : (current) => matches(ifMatch, plantTag(current))
+    const { outcome, plant } = await store.update(id, tag === undefined ? { name } : { name, tag }, precondition)
+    if (outcome === 'absent') throw new PlantNotFound(String(id))
+    if (outcome === 'stale') throw new PreconditionFailed(String(id))
+    reply.header('etag', plantTag(plant!))
     return plant
   })
 
@@ -63,6 +76,11 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
 }
 
 export default plantRoutes
+
+/** The plant's strong ETag: a digest of its id, name and tag, the same for a read and an update. */
+function plantTag (plant: StoredPlant): string {
+  return entityTag(JSON.stringify([String(plant.id), plant.name, plant.tag ?? null]))
+}
 
 /** How many of the first `count` plants fit the page's byte budget (at least one), and about how many bytes they make. */
 function withinBudget (plants: StoredPlant[], count: number): { end: number, bytes: number } {

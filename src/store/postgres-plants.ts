@@ -23,8 +23,8 @@ export const SELECT_PLANTS = 'SELECT id, name, tag FROM plants'
 export const SELECT_PAGE_BY_TAG = `${SELECT_PLANTS} WHERE md5(tag) = md5($1::bytea) AND tag = $1 AND id >= $2 ORDER BY id LIMIT $3`
 
 // The plants are inserted, and each one inserted is announced, in one statement: its
-// event (its payload, once) and its deliveries commit with it. The subscriptions are
-// locked (FOR NO KEY UPDATE: a delete, and another statement counting, wait for it), in
+// event (its payload, once) and its deliveries commit with it. The subscriptions choosing
+// plant.created (bit 1, see eventBit) are locked (FOR NO KEY UPDATE: a delete, and another statement counting, wait for it), in
 // id order so that two instances' batches cannot deadlock; a subscription deleted
 // meanwhile then finds the deliveries (see unsubscribe). Each enabled subscription
 // below its bound ($5 pending) gets a delivery of each event and counts them; one the
@@ -36,7 +36,7 @@ const INSERT_PLANTS = `WITH batch AS (
     ON CONFLICT (id) DO NOTHING
     RETURNING id
   ), subscribers AS (
-    SELECT id, pending, disabled_at FROM webhooks ORDER BY id FOR NO KEY UPDATE
+    SELECT id, pending, disabled_at FROM webhooks WHERE events & 1 <> 0 ORDER BY id FOR NO KEY UPDATE
   ), events AS (
     INSERT INTO webhook_events (plant_id, payload)
     SELECT batch.id, batch.announcement FROM inserted JOIN batch USING (id) WHERE EXISTS (SELECT 1 FROM subscribers) ORDER BY batch.id

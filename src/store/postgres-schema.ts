@@ -67,7 +67,12 @@ const migrations: string[] = [
    CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_seq);
    ALTER TABLE webhooks ADD COLUMN pending bigint NOT NULL DEFAULT 0, ADD COLUMN disabled_at timestamptz,
      ADD COLUMN missed_since timestamptz, ADD COLUMN missed_from bigint, ADD COLUMN replay_from bigint, ADD COLUMN replay_to bigint;
-   UPDATE webhooks SET pending = (SELECT count(*) FROM webhook_deliveries WHERE webhook_id = webhooks.id AND status = 'pending')`
+   UPDATE webhooks SET pending = (SELECT count(*) FROM webhook_deliveries WHERE webhook_id = webhooks.id AND status = 'pending')`,
+  // 6: each event's type, and the events each subscription chooses (a bit set: see
+  // eventBit); a plant's pending deliveries found by plant, to send them in order.
+  `ALTER TABLE webhook_events ADD COLUMN type text NOT NULL DEFAULT 'plant.created';
+   ALTER TABLE webhooks ADD COLUMN events integer NOT NULL DEFAULT 1;
+   CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, seq) WHERE status = 'pending'`
 ]
 
 export const SCHEMA_VERSION = migrations.length

@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
-import type { DeliveryStatus } from '../../schemas/webhook.ts'
+import { PLANT_CREATED, type DeliveryStatus } from '../../schemas/webhook.ts'
 import type { Query } from './postgres-plants.ts'
 import type { Script } from './postgres-pool.ts'
 import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 import {
-  DEFAULT_MAX_PENDING, PLANT_DELETED,
+  DEFAULT_MAX_PENDING, eventBitSql, eventMask, PLANT_DELETED,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome, type StoredDelivery, type StoredSubscription, type WebhookStore
 } from './webhooks.ts'
 
 // The webhook tables as the PostgreSQL store reads and writes them. Every statement
 // commits on its own; times come from the database's clock, which every instance shares.
-// A create's deliveries are written by its own statement (see postgres-plants.ts).
+// A change's deliveries are written by its own statement (see postgres-plants.ts, postgres-events.ts).
 
 // A delivery whose subscription is gone (see unsubscribe) is never claimed nor counted.
 const SUBSCRIBED = 'EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = webhook_deliveries.webhook_id)'
@@ -23,10 +23,10 @@ const SUBSCRIBED = 'EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = webhook_d
 const SUBSCRIBE_LOCK = '7140531842950291128'
 
 /** The subscribe script, its values escaped by pg: a script's statements take no parameters. */
-function subscribeScript ({ id, url, secret, createdAt }: StoredSubscription, max: number): string {
+function subscribeScript ({ id, url, secret, events = [PLANT_CREATED], createdAt }: StoredSubscription, max: number): string {
   const [idText, urlText, secretText, createdText] = [id, url, secret, createdAt.toISOString()].map((value) => pg.escapeLiteral(value))
   return `SELECT pg_advisory_xact_lock(${SUBSCRIBE_LOCK});
-    INSERT INTO webhooks (id, url, secret, created_at) SELECT ${idText}, ${urlText}, ${secretText}, ${createdText}::timestamptz
+    INSERT INTO webhooks (id, url, secret, events, created_at) SELECT ${idText}, ${urlText}, ${secretText}, ${eventMask(events)}, ${createdText}::timestamptz
     WHERE (SELECT count(*) FROM webhooks) < ${Math.trunc(max)}`
 }
 
@@ -48,12 +48,14 @@ const PRUNE = `DELETE FROM webhook_deliveries WHERE seq IN (
 
 // FOR UPDATE SKIP LOCKED: instances claiming at the same moment take different rows
 // instead of waiting for each other; the lease then keeps a row from being claimed again
-// until it expires, which is how another instance takes over from one that died.
+// until it expires, which is how another instance takes over from one that died. A
+// plant's events go in order: none while an earlier one of the plant is pending for it.
 const CLAIM = `UPDATE webhook_deliveries SET lease = $4, lease_until = now() + $3 * interval '1 millisecond'
   WHERE seq IN (
     SELECT seq FROM webhook_deliveries
     WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until <= now())
-      AND ${SUBSCRIBED}
+      AND ${SUBSCRIBED} AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS earlier WHERE earlier.webhook_id = webhook_deliveries.webhook_id
+        AND earlier.plant_id = webhook_deliveries.plant_id AND earlier.status = 'pending' AND earlier.seq < webhook_deliveries.seq)
     ORDER BY next_attempt_at LIMIT $2
     FOR UPDATE SKIP LOCKED)
   RETURNING id, (SELECT payload FROM webhook_events WHERE webhook_events.seq = event_seq) AS payload, attempts`
@@ -72,21 +74,6 @@ const RETRIED = `UPDATE webhook_deliveries SET ${RELEASE}, last_error = $4, next
 const FAILED = SETTLED(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'failed', last_error = $4, next_attempt_at = NULL, settled_at = now()
   WHERE id = $1 AND lease = $2`)
 
-/**
- * Deletes a plant, erases its payload and fails its pending deliveries, in one statement:
- * a plant has one live event, so it touches at most one delivery per subscription.
- */
-export const DELETE_PLANT = `WITH gone AS (DELETE FROM plants WHERE id = $1 RETURNING id),
-  erased AS (UPDATE webhook_events SET payload = NULL WHERE plant_id IN (SELECT id FROM gone) AND payload IS NOT NULL RETURNING seq),
-  failed AS (
-    UPDATE webhook_deliveries SET status = 'failed', last_error = '${PLANT_DELETED}', next_attempt_at = NULL, settled_at = now(),
-      lease = NULL, lease_until = NULL
-    WHERE event_seq IN (SELECT seq FROM erased) AND status = 'pending' RETURNING webhook_id),
-  counted AS (
-    UPDATE webhooks SET pending = webhooks.pending - failed_per.n
-    FROM (SELECT webhook_id, count(*) AS n FROM failed GROUP BY webhook_id) AS failed_per WHERE webhooks.id = failed_per.webhook_id)
-  SELECT count(*)::int AS deleted FROM gone`
-
 const ENABLE = `WITH target AS (SELECT id FROM webhooks WHERE id = $1),
   enabled AS (
     UPDATE webhooks SET disabled_at = NULL, replay_from = missed_from, missed_from = NULL,
@@ -96,11 +83,12 @@ const ENABLE = `WITH target AS (SELECT id FROM webhooks WHERE id = $1),
 
 // The subscription's row is locked first: instances replaying at once take turns.
 const REPLAY = `WITH state AS (
-    SELECT id, replay_from, replay_to, least($2::bigint, $3::bigint - pending) AS room FROM webhooks
+    SELECT id, events, replay_from, replay_to, least($2::bigint, $3::bigint - pending) AS room FROM webhooks
     WHERE id = $1 AND disabled_at IS NULL AND replay_from IS NOT NULL FOR NO KEY UPDATE),
   picked AS (
     SELECT events.seq, events.plant_id FROM webhook_events AS events, state
     WHERE events.seq >= state.replay_from AND events.seq <= state.replay_to AND events.payload IS NOT NULL
+      AND state.events & (${eventBitSql('events.type')}) <> 0
     ORDER BY events.seq LIMIT (SELECT greatest(room, 0) FROM state)),
   queued AS (
     INSERT INTO webhook_deliveries (id, webhook_id, plant_id, event_seq, next_attempt_at)

@@ -3,11 +3,15 @@ import { StoreUnavailable } from './errors.ts'
 import { GroupCommit } from './group-commit.ts'
 import { Outage } from './outage.ts'
 import { probe, unavailable } from './postgres-connection.ts'
+import { deletePlant, updatePlant } from './postgres-events.ts'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
 import { PostgresPool } from './postgres-pool.ts'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
-import { DELETE_PLANT, PostgresWebhooks } from './postgres-webhooks.ts'
-import { pageStart, plantBytes, type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext } from './store.ts'
+import { PostgresWebhooks } from './postgres-webhooks.ts'
+import {
+  pageStart, plantBytes, type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
+  type StoreContext, type UpdateResult
+} from './store.ts'
 
 const FIRST_RETRY_MS = 100
 const MAX_RETRY_MS = 5000
@@ -84,11 +88,23 @@ export class PostgresStore implements PlantStore {
     return rows.map(toPlant)
   }
 
-  // A statement of its own, which also erases the plant's payload from the outbox (see DELETE_PLANT).
+  // Statements of their own, compare-and-set, each with its event (see postgres-events.ts).
+  async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
+    const result = await updatePlant(this.#pool.query.bind(this.#pool), id, change, precondition, this.webhooks.maxPending)
+    if (result.outcome === 'updated') this.#changed()
+    return result
+  }
+
   async delete (id: bigint): Promise<boolean> {
-    const { rows } = await this.#pool.query<{ deleted: number }>(DELETE_PLANT, [String(id)])
+    const deleted = await deletePlant(this.#pool.query.bind(this.#pool), this.#pool.script.bind(this.#pool), id, this.webhooks.maxPending)
+    if (deleted) this.#changed()
+    return deleted
+  }
+
+  /** After a committed change: the store took a write, and its deliveries (if any) go out now. */
+  #changed (): void {
     this.#outage.recover(true)
-    return rows[0].deleted === 1
+    this.webhooks.committed()
   }
 
   async ping (): Promise<void> {

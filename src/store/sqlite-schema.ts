@@ -62,7 +62,12 @@ const migrations: string[] = [
    ALTER TABLE webhooks ADD COLUMN missed_from INTEGER;
    ALTER TABLE webhooks ADD COLUMN replay_from INTEGER;
    ALTER TABLE webhooks ADD COLUMN replay_to INTEGER;
-   UPDATE webhooks SET pending = (SELECT count(*) FROM webhook_deliveries WHERE webhook_id = webhooks.id AND status = 'pending')`
+   UPDATE webhooks SET pending = (SELECT count(*) FROM webhook_deliveries WHERE webhook_id = webhooks.id AND status = 'pending')`,
+  // 6: each event's type, and the events each subscription chooses (a bit set: see
+  // eventBit); a plant's pending deliveries found by plant, to send them in order.
+  `ALTER TABLE webhook_events ADD COLUMN type TEXT NOT NULL DEFAULT 'plant.created';
+   ALTER TABLE webhooks ADD COLUMN events INTEGER NOT NULL DEFAULT 1;
+   CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, seq) WHERE status = 'pending'`
 ]
 
 export const SCHEMA_VERSION = migrations.length

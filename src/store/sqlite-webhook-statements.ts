@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
 import type { DeliveryStatus } from '../../schemas/webhook.ts'
-import { PLANT_DELETED } from './webhooks.ts'
+import { eventBitSql, PLANT_DELETED } from './webhooks.ts'
 import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 
 // The SQLite webhook store's statements. `+` before a parameter in LIMIT or equal to a
@@ -9,7 +9,7 @@ import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, type DeliveryRow, type Subscrip
 export interface DueRow { id: string, payload: Buffer | null, attempts: bigint }
 export interface Claim { webhook: string, now: number, limit: number, lease: string, until: number }
 export interface Outcome { id: string, lease: string, code: number | null, error: string | null, now: number, at: number }
-interface Announce { plant: bigint, event: number | bigint, now: number }
+interface Announce { plant: bigint, event: number | bigint, now: number, bit: number }
 interface Replay { webhook: string, from: number | bigint, to: number | bigint, limit: number, now: number }
 interface Chunk { after: number, limit: number, before: number }
 interface ReplayState { replay_from: bigint, replay_to: bigint, pending: bigint }
@@ -28,19 +28,21 @@ const NEW_ID = "'msg_' || printf('%012x', @now) || lower(hex(randomblob(10)))"
 
 export function prepareWebhooks (db: Database.Database) {
   return {
-    event: db.prepare<[bigint, Buffer, number]>('INSERT INTO webhook_events (plant_id, payload, created_at) VALUES (?, ?, ?)'),
+    event: db.prepare<[bigint, string, Buffer, number]>('INSERT INTO webhook_events (plant_id, type, payload, created_at) VALUES (?, ?, ?, ?)'),
+    // Only the subscriptions choosing the event (its bit): how many, and each of them.
+    wanted: db.prepare<[number], { count: bigint }>('SELECT count(*) AS count FROM webhooks WHERE events & ? <> 0'),
     // Those at the bound miss this event; a replay under way is resumed from where it was.
-    disable: db.prepare<[{ max: number, event: number | bigint, now: number }]>(`UPDATE webhooks SET disabled_at = @now,
+    disable: db.prepare<[{ max: number, event: number | bigint, now: number, bit: number }]>(`UPDATE webhooks SET disabled_at = @now,
       missed_since = coalesce(missed_since, @now), missed_from = coalesce(replay_from, @event), replay_from = NULL, replay_to = NULL
-      WHERE disabled_at IS NULL AND pending >= @max`),
+      WHERE disabled_at IS NULL AND pending >= @max AND events & @bit <> 0`),
     // A delivery's own payload column is left empty: the payload is its event's.
     announce: db.prepare<[Announce]>(`INSERT INTO webhook_deliveries (id, webhook_id, plant_id, event_seq, payload, next_attempt_at, created_at)
-      SELECT ${NEW_ID}, id, @plant, @event, X'', @now, @now FROM webhooks WHERE disabled_at IS NULL`),
-    announced: db.prepare('UPDATE webhooks SET pending = pending + 1 WHERE disabled_at IS NULL'),
+      SELECT ${NEW_ID}, id, @plant, @event, X'', @now, @now FROM webhooks WHERE disabled_at IS NULL AND events & @bit <> 0`),
+    announced: db.prepare<[number]>('UPDATE webhooks SET pending = pending + 1 WHERE disabled_at IS NULL AND events & ? <> 0'),
     settled: db.prepare<[string]>('UPDATE webhooks SET pending = pending - 1 WHERE id = ?'),
     unsettled: db.prepare<[string]>('UPDATE webhooks SET pending = pending + 1 WHERE id = ?'),
     count: db.prepare<[], { count: bigint }>('SELECT count(*) AS count FROM webhooks'),
-    subscribe: db.prepare<[string, string, string, number]>('INSERT INTO webhooks (id, url, secret, created_at) VALUES (?, ?, ?, ?)'),
+    subscribe: db.prepare<[string, string, string, number, number]>('INSERT INTO webhooks (id, url, secret, events, created_at) VALUES (?, ?, ?, ?, ?)'),
     subscriptions: db.prepare<[], SubscriptionRow>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhooks ORDER BY rowid`),
     unsubscribe: db.prepare<[string]>('DELETE FROM webhooks WHERE id = ?'),
     orphan: db.prepare<[], { id: string }>(FIRST_ORPHAN),
@@ -52,10 +54,14 @@ export function prepareWebhooks (db: Database.Database) {
       (SELECT payload IS NULL FROM webhook_events WHERE seq = event_seq) AS erased FROM webhook_deliveries WHERE webhook_id = +? AND id = ?`),
     restart: db.prepare<[number, string]>(`UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL,
       last_error = NULL, next_attempt_at = ?, delivered_at = NULL, settled_at = NULL, lease = NULL, lease_until = NULL WHERE id = ?`),
+    // A plant's events go in order: none while an earlier one of the plant is pending for the subscription.
     claim: db.prepare<[Claim], DueRow>(`UPDATE webhook_deliveries SET lease = @lease, lease_until = @until
-      WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE webhook_id = +@webhook AND status = 'pending' AND next_attempt_at <= @now
-                      AND (lease_until IS NULL OR lease_until <= @now) AND EXISTS (SELECT 1 FROM webhooks WHERE id = @webhook)
-                      ORDER BY next_attempt_at LIMIT +@limit)
+      WHERE seq IN (SELECT due.seq FROM webhook_deliveries AS due WHERE due.webhook_id = +@webhook AND due.status = 'pending'
+                      AND due.next_attempt_at <= @now AND (due.lease_until IS NULL OR due.lease_until <= @now)
+                      AND EXISTS (SELECT 1 FROM webhooks WHERE id = @webhook)
+                      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS earlier WHERE earlier.webhook_id = due.webhook_id
+                        AND earlier.plant_id = due.plant_id AND earlier.status = 'pending' AND earlier.seq < due.seq)
+                      ORDER BY due.next_attempt_at LIMIT +@limit)
       RETURNING id, (SELECT payload FROM webhook_events WHERE webhook_events.seq = event_seq) AS payload, attempts`),
     delivered: db.prepare<[Outcome], { webhook_id: string }>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'delivered', last_error = NULL,
       next_attempt_at = NULL, delivered_at = @now, settled_at = @now WHERE id = @id AND lease = @lease RETURNING webhook_id`),
@@ -80,7 +86,9 @@ export function prepareWebhooks (db: Database.Database) {
       WHERE id = ? AND disabled_at IS NULL AND replay_from IS NOT NULL`),
     replay: db.prepare<[Replay], { event_seq: bigint }>(`INSERT INTO webhook_deliveries (id, webhook_id, plant_id, event_seq, payload, next_attempt_at, created_at)
       SELECT ${NEW_ID}, @webhook, plant_id, seq, X'', @now, @now FROM webhook_events
-      WHERE seq >= @from AND seq <= @to AND payload IS NOT NULL ORDER BY seq LIMIT +@limit RETURNING event_seq`),
+      WHERE seq >= @from AND seq <= @to AND payload IS NOT NULL
+        AND (SELECT events FROM webhooks WHERE id = @webhook) & (${eventBitSql('type')}) <> 0
+      ORDER BY seq LIMIT +@limit RETURNING event_seq`),
     replayed: db.prepare<[{ webhook: string, count: number, next: number | bigint | null }]>(`UPDATE webhooks SET pending = pending + @count,
       replay_from = @next, replay_to = CASE WHEN @next IS NULL THEN NULL ELSE replay_to END,
       missed_since = CASE WHEN @next IS NULL THEN NULL ELSE missed_since END WHERE id = @webhook`),

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { WRITE_OVERHEAD_BYTES, type StoredPlant } from './store.ts'
+import { PLANT_CREATED, type EventType } from '../../schemas/webhook.ts'
+import { WRITE_OVERHEAD_BYTES } from './store.ts'
 import { prepareWebhooks, type Outcome } from './sqlite-webhook-statements.ts'
 import { toDelivery, toSubscription } from './webhook-rows.ts'
 import {
-  announcement, DEFAULT_MAX_PENDING, PLANT_DELETED,
+  DEFAULT_MAX_PENDING, eventBit, eventMask, PLANT_DELETED,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome,
   type StoredDelivery, type StoredSubscription, type WebhookStore
 } from './webhooks.ts'
@@ -39,24 +40,26 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   /**
-   * Writes the plant's event, its payload once, and a delivery of it to each enabled
-   * subscription below its bound (those at the bound are disabled): called by a create
-   * inside its transaction, so they commit (or roll back) with the plant. O(subscriptions).
+   * Writes a plant's event, its payload once, and a delivery of it to each enabled
+   * subscription choosing it below its bound (those at the bound are disabled): called by
+   * the change inside its transaction, so they commit (or roll back) with it. O(subscriptions).
    */
-  announce (plant: StoredPlant): void {
+  announce (type: EventType, plantId: bigint, payload: () => Buffer): void {
     this.#subscribed ??= this.#statements.count.get()!.count > 0n
     if (!this.#subscribed) return
+    const bit = eventBit(type)
+    if (this.#statements.wanted.get(bit)!.count === 0n) return
     const now = Date.now()
-    const event = this.#statements.event.run(plant.id, announcement(plant), now).lastInsertRowid
-    this.#statements.disable.run({ max: this.#maxPending, event, now })
-    if (this.#statements.announce.run({ plant: plant.id, event, now }).changes === 0) return
-    this.#statements.announced.run()
+    const event = this.#statements.event.run(plantId, type, payload(), now).lastInsertRowid
+    this.#statements.disable.run({ max: this.#maxPending, event, now, bit })
+    if (this.#statements.announce.run({ plant: plantId, event, now, bit }).changes === 0) return
+    this.#statements.announced.run(bit)
     this.#announced = true
   }
 
   /**
-   * Erases a deleted plant's payload and fails its pending deliveries: called by the
-   * plant's delete inside its transaction. O(subscriptions): one live event per plant.
+   * Erases a deleted plant's payloads and fails their pending deliveries: called by the
+   * plant's delete inside its transaction, before it announces the deletion.
    */
   erase (plantId: bigint): void {
     const now = Date.now()
@@ -79,10 +82,10 @@ export class SqliteWebhooks implements WebhookStore {
     this.#announced = false
   }
 
-  async subscribe ({ id, url, secret, createdAt }: StoredSubscription, max: number): Promise<boolean> {
+  async subscribe ({ id, url, secret, events = [PLANT_CREATED], createdAt }: StoredSubscription, max: number): Promise<boolean> {
     return await this.#write(WRITE_OVERHEAD_BYTES + 2 * url.length, () => {
       if (Number(this.#statements.count.get()!.count) >= max) return false
-      this.#statements.subscribe.run(id, url, secret, createdAt.getTime())
+      this.#statements.subscribe.run(id, url, secret, eventMask(events), createdAt.getTime())
       this.#subscribed = true
       return true
     })

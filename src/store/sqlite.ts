@@ -2,16 +2,18 @@ import type Database from 'better-sqlite3'
 import { openDatabase } from './sqlite-open.ts'
 import { SqliteDurable } from './sqlite-durable.ts'
 import { SqliteWebhooks } from './sqlite-webhooks.ts'
+import { announcement, deletedAnnouncement, updatedAnnouncement } from './webhooks.ts'
 import {
-  pageStart, plantBytes, samePlant, WRITE_OVERHEAD_BYTES,
-  type CreateResult, type ListQuery, type StoredPlant, type PlantStore, type StoreContext
+  changed, pageStart, plantBytes, samePlant, settledUpdate, WRITE_OVERHEAD_BYTES,
+  type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore, type StoreContext,
+  type UpdateResult
 } from './store.ts'
 
 interface Row { id: bigint, name: string, tag: string | null }
 
 /**
- * Plants in a SQLite file (or in memory, for tests and demos). A created plant's webhook
- * deliveries are written in its transaction.
+ * Plants in a SQLite file (or in memory, for tests and demos). Each change's event and
+ * webhook deliveries are written in its transaction.
  */
 export class SqliteStore implements PlantStore {
   readonly webhooks: SqliteWebhooks
@@ -37,7 +39,7 @@ export class SqliteStore implements PlantStore {
   async create (plant: StoredPlant): Promise<CreateResult> {
     return await this.#durable.write(plantBytes(plant), (): CreateResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        this.webhooks.announce(plant)
+        this.webhooks.announce('plant.created', plant.id, () => announcement(plant))
         return { outcome: 'created', plant }
       }
       const existing = toPlant(this.#statements.get.get(plant.id)!)
@@ -59,10 +61,30 @@ export class SqliteStore implements PlantStore {
     return rows.map(toPlant)
   }
 
+  // Looks before it writes, so that an absent, stale or unchanged plant costs no commit;
+  // the transaction looks again, and the precondition is decided there.
+  async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
+    const settled = settledUpdate(await this.get(id), change, precondition)
+    if (settled !== undefined) return settled
+    const plant = changed(id, change)
+    return await this.#durable.write(plantBytes(plant), (): UpdateResult => {
+      const row = this.#statements.get.get(id)
+      const previous = row === undefined ? undefined : toPlant(row)
+      const outcome = settledUpdate(previous, change, precondition)
+      if (outcome !== undefined) return outcome
+      this.#statements.update.run(plant.name, plant.tag ?? null, id)
+      this.webhooks.announce('plant.updated', id, () => updatedAnnouncement(previous!, plant))
+      return { outcome: 'updated', plant, previous }
+    })
+  }
+
   async delete (id: bigint): Promise<boolean> {
     return await this.#durable.write(WRITE_OVERHEAD_BYTES, () => {
-      if (this.#statements.delete.run(id).changes !== 1) return false
+      const row = this.#statements.delete.get(id)
+      if (row === undefined) return false
+      // Its earlier payloads are erased; the deletion itself carries the name and tag it had.
       this.webhooks.erase(id)
+      this.webhooks.announce('plant.deleted', id, () => deletedAnnouncement(toPlant(row)))
       return true
     })
   }
@@ -88,7 +110,8 @@ function prepare (db: Database.Database) {
     get: db.prepare<[bigint], Row>('SELECT id, name, tag FROM plants WHERE id = ?'),
     page: db.prepare<[bigint, number], Row>('SELECT id, name, tag FROM plants WHERE id >= ? ORDER BY id LIMIT +?'),
     pageByTag: db.prepare<[string, bigint, number], Row>('SELECT id, name, tag FROM plants WHERE tag = +? AND id >= ? ORDER BY id LIMIT +?'),
-    delete: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
+    update: db.prepare<[string, string | null, bigint]>('UPDATE plants SET (name, tag) = (?, ?) WHERE id = ?'),
+    delete: db.prepare<[bigint], Row>('DELETE FROM plants WHERE id = ? RETURNING id, name, tag'),
     ping: db.prepare('SELECT 1')
   }
 }

@@ -13,6 +13,26 @@ export interface CreateResult {
   plant: StoredPlant
 }
 
+/** What an update replaces: a plant's name and tag (no tag removes it). */
+export interface PlantChange { name: string, tag?: string }
+
+/**
+ * updated: written now; unchanged: the plant already was so, nothing written; stale: the
+ * precondition refused the current plant, nothing written; absent: no such plant.
+ */
+export type UpdateOutcome = 'updated' | 'unchanged' | 'stale' | 'absent'
+
+export interface UpdateResult {
+  outcome: UpdateOutcome
+  /** The plant the store holds under the id after the call; undefined when absent. */
+  plant?: StoredPlant
+  /** When updated: the plant as it was. */
+  previous?: StoredPlant
+}
+
+/** Whether the plant now stored may be replaced: checked in the transaction that replaces it. */
+export type Precondition = (current: StoredPlant) => boolean
+
 export interface ListQuery {
   limit: number
   /** Only ids greater than this. */
@@ -26,6 +46,8 @@ export interface PlantStore {
   get: (id: bigint) => Promise<StoredPlant | undefined>
   /** Plants in ascending id order: a keyset page, its cost independent of the store's size. */
   list: (query: ListQuery) => Promise<StoredPlant[]>
+  /** Replaces a plant's name and tag, if `precondition` accepts the plant as stored when it is written. */
+  update: (id: bigint, change: PlantChange, precondition?: Precondition) => Promise<UpdateResult>
   /** True when a plant was deleted, false when there was none. */
   delete: (id: bigint) => Promise<boolean>
   /** Resolves when the store answers, rejects (StoreUnavailable) when it does not: readiness. */
@@ -36,8 +58,21 @@ export interface PlantStore {
   close: () => Promise<void>
 }
 
-export function samePlant (a: StoredPlant, b: StoredPlant): boolean {
+export function samePlant (a: PlantChange, b: PlantChange): boolean {
   return a.name === b.name && a.tag === b.tag
+}
+
+/** An update's outcome when it writes nothing given the plant now stored; undefined when it must write. */
+export function settledUpdate (current: StoredPlant | undefined, change: PlantChange, precondition?: Precondition): UpdateResult | undefined {
+  if (current === undefined) return { outcome: 'absent' }
+  if (precondition !== undefined && !precondition(current)) return { outcome: 'stale', plant: current }
+  if (samePlant(current, change)) return { outcome: 'unchanged', plant: current }
+  return undefined
+}
+
+/** The plant stored under `id` once `change` is written. */
+export function changed (id: bigint, { name, tag }: PlantChange): StoredPlant {
+  return tag === undefined ? { id, name } : { id, name, tag }
 }
 
 /** The smallest id a keyset page may hold: the first after `after`; undefined when no id can follow it. */

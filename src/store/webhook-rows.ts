@@ -1,5 +1,5 @@
-import type { DeliveryStatus } from '../../schemas/webhook.ts'
-import type { StoredDelivery, StoredSubscription } from './webhooks.ts'
+import type { DeliveryStatus, EventType } from '../../schemas/webhook.ts'
+import { eventTypes, type StoredDelivery, type StoredSubscription } from './webhooks.ts'
 
 // The webhook tables' rows as both engines read them: the same columns, each driver with
 // its own types (SQLite: integers as bigint, times as epoch milliseconds; node-postgres:
@@ -8,13 +8,16 @@ import type { StoredDelivery, StoredSubscription } from './webhooks.ts'
 type Integer = number | bigint | string
 type Time = Date | bigint
 
-export const SUBSCRIPTION_COLUMNS = 'id, url, secret, created_at, pending, disabled_at, missed_since, replay_from IS NOT NULL AS replaying'
-export const DELIVERY_COLUMNS = 'seq, id, webhook_id, plant_id, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at'
+export const SUBSCRIPTION_COLUMNS = 'id, url, secret, events, created_at, pending, disabled_at, missed_since, replay_from IS NOT NULL AS replaying'
+// An event is kept while a delivery refers to it (see pruneEvents).
+export const DELIVERY_COLUMNS = `seq, id, webhook_id, plant_id, status, attempts, last_status_code, last_error, next_attempt_at, created_at, delivered_at,
+  (SELECT type FROM webhook_events WHERE webhook_events.seq = webhook_deliveries.event_seq) AS type`
 
 export interface SubscriptionRow {
   id: string
   url: string
   secret: string
+  events: Integer
   created_at: Time
   pending: Integer
   disabled_at: Time | null
@@ -34,6 +37,7 @@ export interface DeliveryRow {
   next_attempt_at: Time | null
   created_at: Time
   delivered_at: Time | null
+  type: EventType | null
 }
 
 export function toSubscription (row: SubscriptionRow): StoredSubscription {
@@ -41,6 +45,7 @@ export function toSubscription (row: SubscriptionRow): StoredSubscription {
     id: row.id,
     url: row.url,
     secret: row.secret,
+    events: eventTypes(Number(row.events)),
     createdAt: time(row.created_at),
     ...row.disabled_at === null ? {} : { disabledAt: time(row.disabled_at) },
     ...row.missed_since === null ? {} : { missedSince: time(row.missed_since) },
@@ -56,6 +61,7 @@ export function toDelivery (row: DeliveryRow): StoredDelivery {
     id: row.id,
     webhookId: row.webhook_id,
     plantId: BigInt(row.plant_id),
+    event: row.type ?? 'plant.created',
     status: row.status,
     attempts: Number(row.attempts),
     ...row.last_status_code === null ? {} : { lastStatusCode: Number(row.last_status_code) },

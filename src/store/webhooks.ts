@@ -1,4 +1,4 @@
-import type { DeliveryStatus } from '../../schemas/webhook.ts'
+import { EVENT_TYPES, type DeliveryStatus, type EventType } from '../../schemas/webhook.ts'
 import type { StoredPlant } from './store.ts'
 
 // A delivery is written in the same transaction as its plant: every committed plant is
@@ -9,6 +9,8 @@ export interface StoredSubscription {
   url: string
   /** The Standard Webhooks key, `whsec_…`: needed to sign, so kept as it is. */
   secret: string
+  /** The events announced to it; plant.created alone when left out. */
+  events?: EventType[]
   createdAt: Date
   /** Set once its pending deliveries reached the bound: it gets no new ones until enabled. */
   disabledAt?: Date
@@ -27,6 +29,7 @@ export interface StoredDelivery {
   id: string
   webhookId: string
   plantId: bigint
+  event: EventType
   status: DeliveryStatus
   attempts: number
   lastStatusCode?: number
@@ -117,8 +120,41 @@ export interface WebhookStore {
   onAnnounced: (listener: () => void) => void
 }
 
-/** The body a subscriber receives: the upstream NewPlant, the id written as an exact integer. */
+/** The body of a plant.created: the upstream NewPlant, the id written as an exact integer, no type (as before events were chosen). */
 export function announcement ({ id, name, tag }: StoredPlant): Buffer {
-  const fields = tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`
-  return Buffer.from(`{"id":${id},"name":${JSON.stringify(name)}${fields}}`)
+  return Buffer.from(`{"id":${id},${plantFields({ name, tag })}}`)
+}
+
+/** The body of a plant.updated: its type (signed with it), the id, the plant before and after. */
+export function updatedAnnouncement (previous: StoredPlant, current: StoredPlant): Buffer {
+  return Buffer.from(`{"type":"plant.updated","id":${current.id},"old":{${plantFields(previous)}},"new":{${plantFields(current)}}}`)
+}
+
+/** The body of a plant.deleted: its type (signed with it), the id, the name and tag it had. */
+export function deletedAnnouncement ({ id, name, tag }: StoredPlant): Buffer {
+  return Buffer.from(`{"type":"plant.deleted","id":${id},${plantFields({ name, tag })}}`)
+}
+
+function plantFields ({ name, tag }: { name: string, tag?: string }): string {
+  return `"name":${JSON.stringify(name)}${tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`}`
+}
+
+// A subscription's events are kept as a bit set: an event goes to those whose set has its bit.
+
+/** The bit of an event type. */
+export function eventBit (type: EventType): number {
+  return 1 << EVENT_TYPES.indexOf(type)
+}
+
+export function eventMask (types: EventType[]): number {
+  return types.reduce((mask, type) => mask | eventBit(type), 0)
+}
+
+export function eventTypes (mask: number): EventType[] {
+  return EVENT_TYPES.filter((type) => (mask & eventBit(type)) !== 0)
+}
+
+/** SQL (both engines): the bit of the event type in `column`. */
+export function eventBitSql (column: string): string {
+  return `CASE ${column} ${EVENT_TYPES.map((type) => `WHEN '${type}' THEN ${eventBit(type)}`).join(' ')} ELSE 0 END`
 }

@@ -35,7 +35,8 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (ap
       if (err.detail !== undefined) request.log.warn({ detail: err.detail }, `webhook subscription refused: ${err.message}`)
       throw withDetails(new WebhookUrlRefused(err.message), [{ field: 'body/url', message: err.message }])
     }
-    const subscription = { id: `wh_${randomBytes(16).toString('hex')}`, url: url.href, secret: newSecret(), createdAt: new Date() }
+    const events = request.body.events ?? [PLANT_CREATED]
+    const subscription = { id: `wh_${randomBytes(16).toString('hex')}`, url: url.href, secret: newSecret(), events, createdAt: new Date() }
     if (!await store.subscribe(subscription, MAX_SUBSCRIPTIONS)) throw new SubscriptionLimit(String(MAX_SUBSCRIPTIONS))
     changed()
     return await reply.code(201).header('location', `/webhooks/${subscription.id}`)
@@ -89,11 +90,11 @@ async function existing (store: WebhookStore, id: string): Promise<StoredSubscri
   return subscription
 }
 
-function shown ({ id, url, createdAt, disabledAt, missedSince, pending }: StoredSubscription): Subscription {
+function shown ({ id, url, events, createdAt, disabledAt, missedSince, pending }: StoredSubscription): Subscription {
   return {
     id,
     url,
-    events: [PLANT_CREATED],
+    events: events ?? [PLANT_CREATED],
     createdAt: createdAt.toISOString(),
     status: disabledAt === undefined ? 'active' : 'disabled',
     pendingDeliveries: Math.max(0, pending ?? 0),
@@ -103,10 +104,10 @@ function shown ({ id, url, createdAt, disabledAt, missedSince, pending }: Stored
 }
 
 function delivery (stored: StoredDelivery): Delivery {
-  const { id, plantId, status, attempts, lastStatusCode, lastError, nextAttemptAt, createdAt, deliveredAt } = stored
+  const { id, plantId, event, status, attempts, lastStatusCode, lastError, nextAttemptAt, createdAt, deliveredAt } = stored
   return {
     id,
-    event: PLANT_CREATED,
+    event,
     plantId,
     status,
     attempts,

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
 import type { Test } from 'tap'
 import { AUTH, assertError, postPlant, testApp } from './app.ts'
+import { eventsSuite } from './events-suite.ts'
 import { startReceiver, type Receiver } from './receiver.ts'
 import { retryUntil } from './wait.ts'
 
@@ -146,4 +147,6 @@ export function outboxSuite (t: Test, databaseUrl: (t: Test) => Promise<string>)
     assertError(t, await app.inject({ method: 'POST', url: `/webhooks/${id}/deliveries/${String(delivered.id)}/retry`, headers: AUTH }), 409, 'plant_deleted')
     t.notOk(receiver.received.slice(sentBefore).some(({ body }) => body.includes('to forget')), 'the deleted plant was never sent after its delete')
   })
+
+  eventsSuite(t, databaseUrl)
 }

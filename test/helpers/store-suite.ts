@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { AUTH, assertError, postPlant, testApp } from './app.ts'
+import { updateSuite } from './update-suite.ts'
 
 async function get (app: FastifyInstance, url: string) {
   return await app.inject({ url, headers: AUTH })
@@ -141,4 +142,6 @@ export function storeSuite (t: Test, databaseUrl: (t: Test) => Promise<string>):
     t.same((await get(store, '/plants?after=9223372036854775807')).json(), [], 'nothing after the largest id')
     t.same((await get(store, '/plants?after=-9223372036854775808')).json().length, 5)
   })
+
+  updateSuite(t, app)
 }

@@ -41,6 +41,7 @@ export const GUARDED: Array<{ method: string, path: string, url: string, scope: 
   { method: 'GET', path: '/plants/{id}', url: '/plants/1', scope: 'plants:read' },
   { method: 'HEAD', path: '/plants/{id}', url: '/plants/1', scope: 'plants:read' },
   { method: 'POST', path: '/plants', url: '/plants', scope: 'plants:write', payload: { id: 1, name: 'Basil' } },
+  { method: 'PUT', path: '/plants/{id}', url: '/plants/1', scope: 'plants:write', payload: { name: 'Basil' } },
   { method: 'DELETE', path: '/plants/{id}', url: '/plants/1', scope: 'plants:write' },
   // An address literal: refused (400) without a DNS lookup, once the scope has let it through.
   { method: 'POST', path: '/webhooks', url: '/webhooks', scope: 'webhooks:manage', payload: { url: 'https://127.0.0.1/' } },

@@ -68,11 +68,11 @@ t.test('causes that share a status are told apart by their code', async (t) => {
 t.test('a method the path does not have answers 405 with Allow, to anyone, before a body is read', async (t) => {
   const app = await testApp(t)
   for (const [method, url, allow] of [
-    ['PUT', '/plants/2', 'DELETE, GET, HEAD'],
+    ['PATCH', '/plants/2', 'DELETE, GET, HEAD, PUT'],
     ['PATCH', '/plants', 'GET, HEAD, POST'],
     ['DELETE', '/plants', 'GET, HEAD, POST'],
     ['OPTIONS', '/plants', 'GET, HEAD, POST'],
-    ['POST', '/plants/2', 'DELETE, GET, HEAD'],
+    ['POST', '/plants/2', 'DELETE, GET, HEAD, PUT'],
     ['PUT', '/plants/', 'GET, HEAD, POST'],
     ['POST', '/webhooks/wh_x', 'DELETE, GET, HEAD'],
     ['GET', '/webhooks/wh_x/deliveries/1/retry', 'POST'],
@@ -159,6 +159,7 @@ t.test('a full write queue answers store_busy from every operation that writes, 
   for (let id = 0; id < 40; id++) await postPlant(app, { id, name: 'p' })
   const writes: Array<[string, string, (i: number) => Promise<{ statusCode: number, json: () => any }>]> = [
     ['post', '/plants', async (i) => await postPlant(app, { id: 100 + i, name: 'p' })],
+    ['put', '/plants/{id}', async (i) => await app.inject({ method: 'PUT', url: `/plants/${i}`, headers: AUTH, payload: { name: 'q' } })],
     ['delete', '/plants/{id}', async (i) => await app.inject({ method: 'DELETE', url: `/plants/${i}`, headers: AUTH })],
     ['post', '/webhooks', async () => await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: 'http://127.0.0.1:9/hook' } })],
     ['delete', '/webhooks/{id}', async () => await app.inject({ method: 'DELETE', url: '/webhooks/wh_00000000000000000000000000000000', headers: AUTH })]

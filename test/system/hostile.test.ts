@@ -29,7 +29,7 @@ t.test('a request to no route answers 404 before its body is read, with or witho
 
 t.test('a guarded route without a valid token answers 401 before its body is read, and a method it lacks 405, for every method', async (t) => {
   const app = await testApp(t)
-  const routes = new Set(['GET /plants', 'HEAD /plants', 'POST /plants', 'GET /plants/1', 'HEAD /plants/1', 'DELETE /plants/1'])
+  const routes = new Set(['GET /plants', 'HEAD /plants', 'POST /plants', 'GET /plants/1', 'HEAD /plants/1', 'PUT /plants/1', 'DELETE /plants/1'])
   for (const method of METHODS) {
     for (const url of ['/plants', '/plants/1']) {
       for (const { 'content-type': type, payload } of UNREADABLE_BODIES) {
@@ -43,7 +43,7 @@ t.test('a guarded route without a valid token answers 401 before its body is rea
           const expected = routes.has(`${method} ${url}`) ? 401 : 405
           t.equal(res.statusCode, expected, `${method} ${url} ${authorization ?? 'without a token'}: ${payload.length} bytes of ${type}`)
           if (expected === 401) t.match(res.headers['www-authenticate'], /^Bearer realm="plant-store"/)
-          else t.equal(res.headers.allow, url === '/plants' ? 'GET, HEAD, POST' : 'DELETE, GET, HEAD')
+          else t.equal(res.headers.allow, url === '/plants' ? 'GET, HEAD, POST' : 'DELETE, GET, HEAD, PUT')
         }
       }
     }
