@@ -96,7 +96,11 @@ export interface paths {
          * @description The answer carries the plant's `ETag`; a request whose `If-None-Match` names it (compared weakly), or is `*`, answers 304 without a body while the plant is unchanged.
          */
         get: operations["getPlant"];
-        put?: never;
+        /**
+         * Replace a plant's name and tag
+         * @description Replaces the name and tag of the plant with this id (no tag removes it); the id stays. With `If-Match`, only while the plant is still the one read (optimistic concurrency): else a 412 and nothing written. An update that changes nothing writes and announces nothing, and answers 200 as one that does. Like a create, the 200 is sent once the change is on disk.
+         */
+        put: operations["updatePlant"];
         post?: never;
         /**
          * Delete a plant by id
@@ -226,9 +230,49 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was added
-         * @description Sent to every subscription's URL once a created plant is committed (`plant.created`), at least once: a receiver deduplicates by `webhook-id`. Verify `webhook-signature` with the subscription's secret (the `standardwebhooks` package does it), and read the id from the raw body: it is an exact int64, beyond what a JSON number parsed to a double holds. Any 2xx within WEBHOOK_TIMEOUT_MS acknowledges; anything else (a redirect included: redirects are not followed) is retried with exponential backoff and full jitter, up to WEBHOOK_MAX_ATTEMPTS.
+         * @description Sent to each subscription with `plant.created` among its events once a created plant is committed, at least once: a receiver deduplicates by `webhook-id`. The body is the NewPlant, without a `type` field (as before subscriptions chose their events). Verify `webhook-signature` with the subscription's secret (the `standardwebhooks` package does it), and read the id from the raw body: it is an exact int64, beyond what a JSON number parsed to a double holds. Any 2xx within WEBHOOK_TIMEOUT_MS acknowledges; anything else (a redirect included: redirects are not followed) is retried with exponential backoff and full jitter, up to WEBHOOK_MAX_ATTEMPTS. A subscription gets the events of one plant in the order they happened: one is not attempted while an earlier one of the same plant is pending.
          */
         post: operations["plantWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/plant/updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant's name or tag changed
+         * @description Sent to each subscription with `plant.updated` among its events once an update that changed the plant is committed, at least once. `old` and `new` are the plant before and after. Verify `webhook-signature` with the subscription's secret (the `standardwebhooks` package does it), and read the id from the raw body: it is an exact int64, beyond what a JSON number parsed to a double holds. Any 2xx within WEBHOOK_TIMEOUT_MS acknowledges; anything else (a redirect included: redirects are not followed) is retried with exponential backoff and full jitter, up to WEBHOOK_MAX_ATTEMPTS. A subscription gets the events of one plant in the order they happened: one is not attempted while an earlier one of the same plant is pending.
+         */
+        post: operations["plantUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/plant/deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was deleted
+         * @description Sent to each subscription with `plant.deleted` among its events once a delete is committed, at least once, with the name and tag the plant had. The plant's earlier events still pending for any subscription are failed (`plant deleted`) and not sent: their data is erased with the plant. Verify `webhook-signature` with the subscription's secret (the `standardwebhooks` package does it), and read the id from the raw body: it is an exact int64, beyond what a JSON number parsed to a double holds. Any 2xx within WEBHOOK_TIMEOUT_MS acknowledges; anything else (a redirect included: redirects are not followed) is retried with exponential backoff and full jitter, up to WEBHOOK_MAX_ATTEMPTS. A subscription gets the events of one plant in the order they happened: one is not attempted while an earlier one of the same plant is pending.
+         */
+        post: operations["plantDeletedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -266,6 +310,19 @@ export interface components {
              * @example 1
              */
             id: bigint;
+            /** @description The name of the plant */
+            name: string;
+            /** @description Tag that specifies the type of the plant */
+            tag?: string;
+        };
+        /**
+         * @description A plant's new name and tag, replacing both: no tag removes the tag. Fields other than name and tag are ignored, an id among them: the path names the plant.
+         * @example {
+         *       "name": "Monstera deliciosa",
+         *       "tag": "tropical"
+         *     }
+         */
+        PlantUpdate: {
             /** @description The name of the plant */
             name: string;
             /** @description Tag that specifies the type of the plant */
@@ -331,6 +388,7 @@ export interface components {
              *     - `subscription_limit` (409): The store already keeps as many webhook subscriptions as it may.
              *     - `delivery_pending` (409): The delivery is pending already; it cannot be retried.
              *     - `plant_deleted` (409): The delivery's plant was deleted, and its data with it: there is nothing to send again.
+             *     - `precondition_failed` (412): The `If-Match` of an update names no `ETag` of the plant as it is now: it changed since it was read (or the header names no strong tag). Nothing was written; read the plant again.
              *     - `body_too_large` (413): The body is larger than BODY_LIMIT.
              *     - `unsupported_media_type` (415): The body is not `application/json`.
              *     - `rate_limited` (429): More requests a second with this token than RATE_LIMIT_PER_TOKEN; retry after `Retry-After` seconds.
@@ -344,7 +402,7 @@ export interface components {
              *     - `not_ready` (503): A dependency the service needs (the store) is not available.
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_path" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unknown_parameter" | "plant_rejected" | "webhook_url_refused" | "token_missing" | "authorization_malformed" | "token_invalid" | "token_expired" | "insufficient_scope" | "route_not_found" | "plant_not_found" | "webhook_not_found" | "delivery_not_found" | "method_not_allowed" | "request_timeout" | "plant_conflict" | "subscription_limit" | "delivery_pending" | "plant_deleted" | "body_too_large" | "unsupported_media_type" | "rate_limited" | "auth_locked_out" | "headers_too_large" | "internal_error" | "store_unavailable" | "store_busy" | "overloaded" | "shutting_down" | "not_ready";
+            code: "invalid_request" | "invalid_path" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unknown_parameter" | "plant_rejected" | "webhook_url_refused" | "token_missing" | "authorization_malformed" | "token_invalid" | "token_expired" | "insufficient_scope" | "route_not_found" | "plant_not_found" | "webhook_not_found" | "delivery_not_found" | "method_not_allowed" | "request_timeout" | "plant_conflict" | "subscription_limit" | "delivery_pending" | "plant_deleted" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "rate_limited" | "auth_locked_out" | "headers_too_large" | "internal_error" | "store_unavailable" | "store_busy" | "overloaded" | "shutting_down" | "not_ready";
             /** @description On a 400 for a body or parameters that are not valid: one entry per problem */
             details?: {
                 /** @description Where the problem is: `body` or `body/<field>`, `params/<name>`, `querystring/<name>` */
@@ -367,7 +425,7 @@ export interface components {
             status: string;
         };
         /**
-         * @description A webhook subscription to add. Fields other than url are ignored.
+         * @description A webhook subscription to add. Fields other than url and events are ignored.
          * @example {
          *       "url": "https://example.com/plant-hooks"
          *     }
@@ -379,6 +437,18 @@ export interface components {
              * @example https://example.com/plant-hooks
              */
             url: string;
+            /**
+             * @description The events announced to it, each at most once; `["plant.created"]` when left out
+             * @default [
+             *       "plant.created"
+             *     ]
+             * @example [
+             *       "plant.created",
+             *       "plant.updated",
+             *       "plant.deleted"
+             *     ]
+             */
+            events: ("plant.created" | "plant.updated" | "plant.deleted")[];
         };
         /**
          * @description A webhook subscription, as listed: without its secret.
@@ -417,14 +487,14 @@ export interface components {
              * @example https://example.com/plant-hooks
              */
             url: string;
-            /** @description The events announced: every created plant */
-            events: "plant.created"[];
+            /** @description The events announced to it */
+            events: ("plant.created" | "plant.updated" | "plant.deleted")[];
             /**
              * Format: date-time
              * @description When the subscription was created
              */
             createdAt: string;
-            /** @description `active`: every new plant is announced to it; `disabled`: its pending deliveries reached WEBHOOK_MAX_PENDING, so new plants are not (its pending ones still are). `POST /webhooks/{id}/enable` makes it active again and replays what it missed. */
+            /** @description `active`: each event it chose is announced to it; `disabled`: its pending deliveries reached WEBHOOK_MAX_PENDING, so new events are not (its pending ones still are). `POST /webhooks/{id}/enable` makes it active again and replays what it missed. */
             status: "active" | "disabled";
             /** @description Its deliveries pending now */
             pendingDeliveries: number;
@@ -435,7 +505,7 @@ export interface components {
             disabledAt?: string;
             /**
              * Format: date-time
-             * @description While disabled, or while what it missed is being replayed: when the first plant it missed was created. Missed plants are replayed if created within the last 7 days and not deleted since.
+             * @description While disabled, or while what it missed is being replayed: when the first event it missed happened. Missed events it chose are replayed if within the last 7 days and their plant not deleted since (a plant.deleted is replayed).
              */
             missedSince?: string;
         };
@@ -465,14 +535,14 @@ export interface components {
              * @example https://example.com/plant-hooks
              */
             url: string;
-            /** @description The events announced: every created plant */
-            events: "plant.created"[];
+            /** @description The events announced to it */
+            events: ("plant.created" | "plant.updated" | "plant.deleted")[];
             /**
              * Format: date-time
              * @description When the subscription was created
              */
             createdAt: string;
-            /** @description `active`: every new plant is announced to it; `disabled`: its pending deliveries reached WEBHOOK_MAX_PENDING, so new plants are not (its pending ones still are). `POST /webhooks/{id}/enable` makes it active again and replays what it missed. */
+            /** @description `active`: each event it chose is announced to it; `disabled`: its pending deliveries reached WEBHOOK_MAX_PENDING, so new events are not (its pending ones still are). `POST /webhooks/{id}/enable` makes it active again and replays what it missed. */
             status: "active" | "disabled";
             /** @description Its deliveries pending now */
             pendingDeliveries: number;
@@ -483,7 +553,7 @@ export interface components {
             disabledAt?: string;
             /**
              * Format: date-time
-             * @description While disabled, or while what it missed is being replayed: when the first plant it missed was created. Missed plants are replayed if created within the last 7 days and not deleted since.
+             * @description While disabled, or while what it missed is being replayed: when the first event it missed happened. Missed events it chose are replayed if within the last 7 days and their plant not deleted since (a plant.deleted is replayed).
              */
             missedSince?: string;
             /**
@@ -493,7 +563,7 @@ export interface components {
             secret: string;
         };
         /**
-         * @description One announcement of one plant to one subscription, and where it stands.
+         * @description One announcement of one event of a plant to one subscription, and where it stands.
          * @example {
          *       "id": "msg_2c7d9e1f3a5b4c6d8e0f1a2b3c4d5e6f",
          *       "event": "plant.created",
@@ -521,8 +591,8 @@ export interface components {
              * @example msg_8b1e6f0d2c4a4f7e9d3b5a7c1e0f2d4b
              */
             id: string;
-            /** @enum {string} */
-            event: "plant.created";
+            /** @description `plant.created`: a plant was added; `plant.updated`: its name or tag changed; `plant.deleted`: it was deleted */
+            event: "plant.created" | "plant.updated" | "plant.deleted";
             /**
              * Format: int64
              * @description The id of the plant announced
@@ -543,7 +613,7 @@ export interface components {
             nextAttemptAt?: string;
             /**
              * Format: date-time
-             * @description When the plant was created
+             * @description When the event happened: the plant was created, updated or deleted
              */
             createdAt: string;
             /**
@@ -1189,6 +1259,172 @@ export interface operations {
             };
             /** @description Too slow. Codes: `request_timeout`. */
             408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; retry after the `Retry-After` seconds. Codes: `rate_limited`, `auth_locked_out`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    /** @description Requests this token may make a second (RATE_LIMIT_PER_TOKEN). Sent with `rate_limited` only */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests this token has left in the current second; 0 on its 429. Sent with `rate_limited` only */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until this token's budget is full again. Sent with `rate_limited` only */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers too large. Codes: `headers_too_large`. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Cannot serve now; nothing was stored. Codes: `overloaded`, `shutting_down`, `store_unavailable`, `store_busy`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. Sent with `overloaded`, `store_unavailable`, `store_busy` only */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updatePlant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the plant as the client read it (a list of them, compared strongly, or `*` for any existing plant): when the plant is no longer that one, the answer is a 412 and nothing is written. A weak or malformed entry matches nothing
+                 * @example "TG-sn9ffrhRIQH8Vnr-vVM"
+                 */
+                "If-Match"?: string;
+            };
+            path: {
+                /**
+                 * @description Identification number of the plant, any signed 64-bit integer
+                 * @example 1
+                 */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlantUpdate"];
+            };
+        };
+        responses: {
+            /** @description The plant as stored now, as GET answers it */
+            200: {
+                headers: {
+                    /** @description Strong entity tag of the plant, changing whenever the plant does; send it in `If-None-Match` to revalidate: `"TG-sn9ffrhRIQH8Vnr-vVM"` */
+                    ETag: string;
+                    /** @description Requests this token may make a second (RATE_LIMIT_PER_TOKEN) */
+                    "RateLimit-Limit": number;
+                    /** @description Requests this token has left in the current second; 0 on its 429 */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until this token's budget is full again */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredPlant"];
+                };
+            };
+            /** @description The request is not valid. Codes: `unknown_parameter`, `invalid_path`, `invalid_parameter`, `invalid_json`, `invalid_body`, `plant_rejected`, `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No bearer token, or not one the service accepts; the answer carries a `WWW-Authenticate: Bearer` challenge. Codes: `token_missing`, `authorization_malformed`, `token_invalid`, `token_expired`. */
+            401: {
+                headers: {
+                    /** @description The Bearer challenge (RFC 6750): `Bearer realm="plant-store"`, with an `error` saying why the token was refused (none when there was no token) and, on a 403, the `scope` needed */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope this operation needs; the answer carries `WWW-Authenticate: Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"`. Codes: `insufficient_scope`. */
+            403: {
+                headers: {
+                    /** @description The Bearer challenge (RFC 6750): `Bearer realm="plant-store"`, with an `error` saying why the token was refused (none when there was no token) and, on a 403, the `scope` needed */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found. Codes: `plant_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too slow. Codes: `request_timeout`. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined. Codes: `precondition_failed`. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too large. Codes: `body_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not JSON. Codes: `unsupported_media_type`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2373,7 +2609,7 @@ export interface operations {
             query?: never;
             header: {
                 /**
-                 * @description The delivery's id: one per plant and subscription, the same on every attempt.
+                 * @description The delivery's id: one per event and subscription, the same on every attempt.
                  * @example msg_8b1e6f0d2c4a4f7e9d3b5a7c1e0f2d4b
                  */
                 "webhook-id": string;
@@ -2394,6 +2630,104 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NewPlant"];
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx is) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    plantUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The delivery's id: one per event and subscription, the same on every attempt.
+                 * @example msg_8b1e6f0d2c4a4f7e9d3b5a7c1e0f2d4b
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in seconds since the epoch: refuse one too far from your clock to stop replays.
+                 * @example 1795412837
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256, under the secret's key, of `<webhook-id>.<webhook-timestamp>.<body>`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "plant.updated";
+                    /**
+                     * Format: int64
+                     * @description The plant's id, an exact int64
+                     */
+                    id: bigint;
+                    old: components["schemas"]["Plant"];
+                    new: components["schemas"]["Plant"];
+                };
+            };
+        };
+        responses: {
+            /** @description Acknowledged (any 2xx is) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    plantDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The delivery's id: one per event and subscription, the same on every attempt.
+                 * @example msg_8b1e6f0d2c4a4f7e9d3b5a7c1e0f2d4b
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was sent, in seconds since the epoch: refuse one too far from your clock to stop replays.
+                 * @example 1795412837
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256, under the secret's key, of `<webhook-id>.<webhook-timestamp>.<body>`.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "plant.deleted";
+                    /**
+                     * Format: int64
+                     * @description The plant's id, an exact int64
+                     */
+                    id: bigint;
+                    /** @description The name it had */
+                    name: string;
+                    /** @description The tag it had, if any */
+                    tag?: string;
+                };
             };
         };
         responses: {
