@@ -1,55 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
-import type pg from 'pg'
-import t, { type Test } from 'tap'
+import t from 'tap'
 import { AUTH, assertError, postPlant, TOKEN } from '../helpers/app.ts'
-import { postgresUnavailable, startPostgres, type PostgresServer } from '../helpers/postgres-cluster.ts'
+import { postgresUnavailable, startPostgres } from '../helpers/postgres-cluster.ts'
 import { pgClient } from '../helpers/postgres.ts'
 import { appBehindRelay, startRelay } from '../helpers/postgres-relay.ts'
-import { errorLines, logsArrived, startServer, waitForLine, type RunningServer } from '../helpers/server.ts'
+import { endIdleSessions, plantsLocked, servedAgain, serviceHoldingPlant, SERVICE_SESSION, STATEMENT_TIMEOUT_MS, timed } from '../helpers/postgres-failing.ts'
+import { errorLines, logsArrived, startServer, waitForLine } from '../helpers/server.ts'
 import { retryUntil } from '../helpers/wait.ts'
-
-// The store's statement timeout in the driver; the bounds below leave room for a busy machine.
-const STATEMENT_TIMEOUT_MS = 4000
-
-/** A request and how long its answer took. */
-async function timed (request: () => Promise<LightMyRequestResponse>): Promise<{ res: LightMyRequestResponse, ms: number }> {
-  const started = Date.now()
-  const res = await request()
-  return { res, ms: Date.now() - started }
-}
-
-const SERVICE_SESSION = "application_name = 'plant-store'"
-
-/** Has the server end the service's sessions that are idle now; their process ids. */
-async function endIdleSessions (admin: pg.Client): Promise<number[]> {
-  const { rows } = await admin.query<{ pid: number, ended: boolean }>(`SELECT pid, pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE ${SERVICE_SESSION} AND state = 'idle'`)
-  return rows.filter(({ ended }) => ended).map(({ pid }) => pid)
-}
-
-/** The service on the database at `url` (and `env`), holding plant 1, named "p1". */
-async function serviceHoldingPlant (t: Test, url: string, env: Record<string, string> = {}): Promise<RunningServer> {
-  const service = await startServer(t, { API_TOKENS: TOKEN, DATABASE_URL: url, ...env })
-  t.equal((await service.request('POST', '/plants', { body: { id: 1, name: 'p1' } })).statusCode, 200, 'plant 1 created')
-  return service
-}
-
-/**
- * The service, holding plant 1, on a new database whose sessions the server ends after
- * `idleMs` idle (idle_session_timeout), and an administrator's connection to it.
- */
-async function serviceEndedWhenIdle (t: Test, server: PostgresServer, database: string, idleMs: number): Promise<{ admin: pg.Client, service: RunningServer }> {
-  const url = await server.createDatabase(database)
-  const admin = await pgClient(t, url)
-  await admin.query(`ALTER DATABASE ${database} SET idle_session_timeout = ${idleMs}`)
-  return { admin, service: await serviceHoldingPlant(t, url) }
-}
-
-/** Creates a plant until one is answered 200; how long that took after the database came back. */
-async function servedAgain (app: FastifyInstance, id: number): Promise<{ status: number, ms: number }> {
-  const { value, ms } = await retryUntil(async () => (await postPlant(app, { id, name: 'after' })).statusCode, (status) => status === 200, 10_000)
-  return { status: value, ms }
-}
 
 t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async (t) => {
   const server = await startPostgres(t)
@@ -137,117 +94,8 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     t.same(service.stdout.filter((line) => /"level":60|fatal error/.test(line)), [], 'nothing fatal logged')
   })
 
-  t.test('a statement sent just as the server ends its connection for being idle runs again on another: every request served', async (t) => {
-    // Sessions end after 40 ms idle, and reads come about that far apart: some are sent
-    // on a connection the server is ending at that moment (SQLSTATE 57P05).
-    const { service } = await serviceEndedWhenIdle(t, server, 'idle_race', 40)
-    const statuses: number[] = []
-    for (let read = 0; read < 200; read++) {
-      statuses.push((await service.request('GET', '/plants/1')).statusCode)
-      await sleep(35 + Math.random() * 10)
-    }
-    t.same(statuses.filter((status) => status !== 200), [], 'every read answered 200')
-    await logsArrived()
-    t.same(errorLines(service.stdout), [], 'no outage, nothing else went wrong')
-  })
-
-  t.test('a new connection ended at its start, before a statement was sent on it: the statement runs on another, every request served, the store never down', async (t) => {
-    const { app, relay } = await appBehindRelay(t, await server.createDatabase('ended_at_start'))
-    t.equal((await postPlant(app, { id: 1, name: 'p1' })).statusCode, 200, 'plant 1 created')
-    // Eight reads at once open new connections; the first two of those are ended as they
-    // start: node-postgres hands each out, then refuses the statement unsent.
-    relay.endAtStart(2)
-    const reads = await Promise.all(Array.from({ length: 8 }, async () => await app.inject({ url: '/plants/1', headers: AUTH })))
-    t.same(reads.map((res) => res.statusCode), reads.map(() => 200), 'every read answered 200')
-    t.equal((await app.inject({ url: '/health/ready' })).statusCode, 200, 'the store never down')
-  })
-
-  t.test('connections the server closes while idle (idle_session_timeout, pg_terminate_backend): replaced, every request served, the store never down', async (t) => {
-    // Sessions the service opens are closed by the server after 300 ms idle.
-    const { admin, service } = await serviceEndedWhenIdle(t, server, 'idle_closed', 300)
-
-    // Twenty reads at once open several connections; between bursts the server closes
-    // them, by its idle timeout or by an administrator.
-    const statuses: number[] = []
-    const burst = async (): Promise<void> => {
-      const reads = await Promise.all(Array.from({ length: 20 }, async () => await service.request('GET', '/plants/1')))
-      statuses.push(...reads.map((res) => res.statusCode))
-    }
-    for (let round = 0; round < 3; round++) {
-      await burst()
-      await sleep(500)
-    }
-    const terminated = new Set<number>()
-    for (let round = 0; round < 3; round++) {
-      await burst()
-      for (const pid of await endIdleSessions(admin)) terminated.add(pid)
-      await sleep(100)
-    }
-    await burst()
-    t.equal(statuses.length, 140)
-    t.same(statuses.filter((status) => status !== 200), [], 'every read answered 200')
-    await logsArrived()
-    const closed = service.stdout.filter((line) => line.includes('a PostgreSQL connection was closed'))
-    t.ok(closed.some((line) => line.includes('idle-session timeout')), 'connections closed by the idle timeout')
-    t.equal(closed.filter((line) => line.includes('administrator command')).length, terminated.size, `each of the ${terminated.size} sessions terminated logged once`)
-    t.same(errorLines(service.stdout), [], 'no outage, nothing else went wrong')
-  })
-
-  /** A service holding plant 1 on a database of its own (at `url`), and a transaction holding a lock of `mode` on its plants table. */
-  const plantsLocked = async (t: Test, database: string, mode: string, env?: Record<string, string>): Promise<{ url: string, service: RunningServer, unlock: () => Promise<void> }> => {
-    const url = await server.createDatabase(database)
-    const service = await serviceHoldingPlant(t, url, env)
-    const admin = await pgClient(t, url)
-    await admin.query('BEGIN')
-    await admin.query(`LOCK TABLE plants IN ${mode} MODE`)
-    return { url, service, unlock: async () => { await admin.query('COMMIT') } }
-  }
-
-  t.test('a statement whose connection an administrator ends (pg_terminate_backend) while it runs: 503 to it alone, the store never down', async (t) => {
-    const { url, service, unlock } = await plantsLocked(t, 'terminated', 'ACCESS EXCLUSIVE')
-    // Not the locking transaction's connection: pg_stat_activity stays as a transaction first read it.
-    const admin = await pgClient(t, url)
-    // A read that waits on the lock: its session is active, running it.
-    const waiting = service.request('GET', '/plants/1')
-    const { value: ended } = await retryUntil(async () => (await admin.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity WHERE datname = 'terminated' AND ${SERVICE_SESSION} AND state = 'active' AND wait_event_type = 'Lock'`)).rows,
-    (rows) => rows.length === 1, 5000)
-    await admin.query('SELECT pg_terminate_backend($1)', [ended[0].pid])
-    assertError(t, await waiting, 503, 'store_unavailable')
-    await unlock()
-    const after = await Promise.all(Array.from({ length: 10 }, async () => await service.request('GET', '/plants/1')))
-    t.same(after.map((res) => res.statusCode), Array(10).fill(200), 'the reads right after it are served: the store is not down')
-    await logsArrived()
-    t.same(errorLines(service.stdout), [], 'no outage')
-    t.equal(service.stdout.filter((line) => line.includes('a PostgreSQL connection was closed') && line.includes('administrator command')).length, 1, 'the connection ended, logged once')
-  })
-
-  t.test('every pooled connection in use past the pool\'s 2 s wait: what waited answers 503 store_busy, the store never down', async (t) => {
-    const { url, service, unlock } = await plantsLocked(t, 'pool_busy', 'ACCESS EXCLUSIVE', { DATABASE_POOL_SIZE: '2' })
-    const admin = await pgClient(t, url)
-    // Two reads wait on the lock, one on each of the pool's connections, within the
-    // server's 3 s statement timeout; three more wait for a connection.
-    const holding = [service.request('GET', '/plants/1'), service.request('GET', '/plants/1')]
-    await retryUntil(async () => (await admin.query<{ waiting: number }>(
-      `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = 'pool_busy' AND ${SERVICE_SESSION} AND wait_event_type = 'Lock'`)).rows[0].waiting,
-    (waiting) => waiting === 2, 5000)
-    const waited = await Promise.all(Array.from({ length: 3 }, async () => await service.request('GET', '/plants/1')))
-    await unlock()
-    for (const res of waited) {
-      t.match(assertError(t, res, 503, 'store_busy'), /too many requests are waiting/)
-      t.equal(res.headers['retry-after'], '1')
-    }
-    t.same((await Promise.all(holding)).map((res) => res.statusCode), [200, 200], 'the reads holding the connections are served once the lock is released')
-    const after = await Promise.all(Array.from({ length: 10 }, async () => (await service.request('GET', '/plants/1')).statusCode))
-    t.same(after, Array(10).fill(200), 'the reads right after are served: the store is not down')
-    t.equal((await service.request('GET', '/health/ready')).statusCode, 200, 'ready')
-    await logsArrived()
-    t.same(errorLines(service.stdout), [], 'no outage')
-    t.equal(service.stdout.filter((line) => line.includes('every PostgreSQL connection of the pool stayed in use')).length, 1, 'logged once, at warn')
-  })
-
   t.test('the plants table locked by an administrator (VACUUM FULL, ALTER TABLE): one outage, logged once, 503 at once after the first timeout; served again once it is free', async (t) => {
-    const { service, unlock } = await plantsLocked(t, 'locked', 'ACCESS EXCLUSIVE')
+    const { service, unlock } = await plantsLocked(t, server, 'locked', 'ACCESS EXCLUSIVE')
     // A read every 100 ms for 8 s: past two of the server's 3 s statement timeouts.
     const lockedAt = Date.now()
     const reads = await Promise.all(Array.from({ length: 80 }, async (_, i) => {
@@ -273,7 +121,7 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
   })
 
   t.test('the plants table locked against writes only (CREATE INDEX): writes 503, reads served throughout, logged once; writes again once it is free', async (t) => {
-    const { service, unlock } = await plantsLocked(t, 'write_locked', 'SHARE')
+    const { service, unlock } = await plantsLocked(t, server, 'write_locked', 'SHARE')
     // For 8 s, past two of the server's 3 s statement timeouts: a read every 100 ms, a
     // create every 500 ms.
     const [reads, creates] = await Promise.all([
