@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox'
+import { DEFAULT_MAX_PENDING } from './webhook.ts'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
@@ -43,7 +44,7 @@ export const Env = Type.Object({
   WEBHOOK_MAX_ATTEMPTS: whole(57, 1, 1000),
   WEBHOOK_CONCURRENCY: whole(64, 1, 1000),
   // Past this many pending deliveries a subscription is disabled: the outbox stays bounded while a receiver is down.
-  WEBHOOK_MAX_PENDING: whole(10_000, 1, 10_000_000),
+  WEBHOOK_MAX_PENDING: whole(DEFAULT_MAX_PENDING, 1, 10_000_000),
   WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false })
 })
 

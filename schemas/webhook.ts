@@ -18,6 +18,8 @@ export const WEBHOOK_URL_MAX_LENGTH = 2048
 
 /** The most subscriptions a store keeps: each create writes one delivery per subscription. */
 export const MAX_SUBSCRIPTIONS = 20
+/** A subscription's pending deliveries past which it is disabled: WEBHOOK_MAX_PENDING's default. */
+export const DEFAULT_MAX_PENDING = 10_000
 
 // The examples: one subscription; plant 1 delivered, plant 7 pending.
 const example = {

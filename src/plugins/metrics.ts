@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 
-// Counting pending deliveries scans the outbox: scrapes share a count this old.
+// Counting pending deliveries is a query of the store, for every instance: scrapes share a count this old.
 const PENDING_MAX_AGE_MS = 5000
 
 /** One computed exposition, and when it was computed. */

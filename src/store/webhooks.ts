@@ -1,5 +1,8 @@
-import { EVENT_TYPES, type DeliveryStatus, type EventType } from '../../schemas/webhook.ts'
+import { DEFAULT_MAX_PENDING, EVENT_TYPES, type DeliveryStatus, type EventType } from '../../schemas/webhook.ts'
 import type { StoredPlant } from './store.ts'
+
+// The store's bound until the app sets WEBHOOK_MAX_PENDING's value (limitPending).
+export { DEFAULT_MAX_PENDING }
 
 // A delivery is written in the same transaction as its plant: every committed plant is
 // announced, nothing uncommitted ever is.
@@ -71,8 +74,6 @@ export interface DeliveryPage {
  */
 export type RestartOutcome = 'restarted' | 'pending' | 'erased' | 'absent'
 
-/** A subscription's pending deliveries past which it is disabled, unless configured. */
-export const DEFAULT_MAX_PENDING = 10_000
 /** The lastError of a delivery failed because its plant was deleted. */
 export const PLANT_DELETED = 'plant deleted'
 /** The most rows one pruning or replaying statement touches: no statement grows with the data. */
