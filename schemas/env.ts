@@ -45,7 +45,10 @@ export const Env = Type.Object({
   WEBHOOK_CONCURRENCY: whole(64, 1, 1000),
   // Past this many pending deliveries a subscription is disabled: the outbox stays bounded while a receiver is down.
   WEBHOOK_MAX_PENDING: whole(DEFAULT_MAX_PENDING, 1, 10_000_000),
-  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false })
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
+  // Each waiting or streaming feed reader holds a connection and a timer, nothing that grows with the data.
+  CHANGES_MAX_READERS: whole(1_000, 1, 100_000),
+  CHANGES_MAX_READERS_PER_TOKEN: whole(8, 1, 100_000)
 })
 
 export type Env = Static<typeof Env>

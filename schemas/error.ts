@@ -145,6 +145,11 @@ export const ERROR_CODES = {
     meaning: 'The `If-Match` of an update names no `ETag` of the plant as it is now: it changed since it was read (or the header names no strong tag). Nothing was written; read the plant again.',
     example: 'plant 1 changed since it was read: If-Match names none of its current ETag'
   },
+  cursor_expired: {
+    status: 410,
+    meaning: 'The change feed no longer holds the events after this cursor: they were pruned (events are kept at least 7 days), or the cursor is ahead of every event this store issued. Read the plants again from `GET /plants`, then follow the feed after the `latest` of a fresh page.',
+    example: 'the change feed no longer holds the events after cursor 12: it starts after 4096; read the plants again, then follow the feed from its latest'
+  },
   body_too_large: {
     status: 413,
     meaning: 'The body is larger than BODY_LIMIT.',
@@ -159,6 +164,12 @@ export const ERROR_CODES = {
     status: 429,
     meaning: 'More requests a second with this token than RATE_LIMIT_PER_TOKEN; retry after `Retry-After` seconds.',
     example: 'more than 50000 requests a second with this token',
+    headers: ['Retry-After']
+  },
+  too_many_readers: {
+    status: 429,
+    meaning: 'This token already has CHANGES_MAX_READERS_PER_TOKEN change-feed requests waiting or streaming; end one, or retry after `Retry-After` seconds.',
+    example: 'this token already has 8 change-feed requests waiting or streaming, the most it may; end one first',
     headers: ['Retry-After']
   },
   auth_locked_out: {
@@ -191,7 +202,7 @@ export const ERROR_CODES = {
   },
   overloaded: {
     status: 503,
-    meaning: 'The service is overloaded (the event loop lags, the heap is nearly full, or too many request bodies are arriving at once: the connection is then closed); retry after `Retry-After` seconds.',
+    meaning: 'The service is overloaded (the event loop lags, the heap is nearly full, too many request bodies are arriving at once: the connection is then closed, or CHANGES_MAX_READERS change-feed requests are waiting or streaming already); retry after `Retry-After` seconds.',
     example: 'the service is overloaded right now; retry after the delay in Retry-After',
     headers: ['Retry-After']
   },

@@ -1,4 +1,5 @@
 import type { TSchema } from '@sinclair/typebox'
+import { Change, ChangePage, PlantDeleted, PlantUpdated } from './change.ts'
 import { ErrorBody } from './error.ts'
 import { Health } from './health.ts'
 import { NewPlant, Plant, PlantUpdate, StoredPlant } from './plant.ts'
@@ -6,6 +7,8 @@ import { CreatedSubscription, Delivery, NewSubscription, Subscription } from './
 
 export { ErrorBody, Health, NewPlant, Plant, PlantUpdate, StoredPlant }
 export { CreatedSubscription, Delivery, NewSubscription, Subscription }
+export { Change, ChangePage, PlantDeleted, PlantUpdated }
+export { CHANGES_MAX_LIMIT, CHANGES_MAX_WAIT_SECONDS, CHANGES_RETENTION_DAYS, ChangesQuery } from './change.ts'
 export { NAME_MAX_LENGTH, PlantIdParams, PlantListQuery, TAG_MAX_LENGTH } from './plant.ts'
 export {
   DeliveryListQuery, DeliveryParams, EVENT_TYPES, MAX_SUBSCRIPTIONS, PLANT_CREATED, PLANT_DELETED, PLANT_UPDATED, SubscriptionParams, type EventType
@@ -17,5 +20,6 @@ export { ERROR_CODES, type ErrorCode, type ErrorDetail } from './error.ts'
 
 /** Every schema with an $id: registered once, referenced by name, a component in the document. */
 export const sharedSchemas: TSchema[] = [
-  Plant, NewPlant, PlantUpdate, StoredPlant, ErrorBody, Health, NewSubscription, Subscription, CreatedSubscription, Delivery
+  Plant, NewPlant, PlantUpdate, StoredPlant, ErrorBody, Health, NewSubscription, Subscription, CreatedSubscription, Delivery,
+  PlantUpdated, PlantDeleted, Change, ChangePage
 ]

@@ -31,6 +31,7 @@ const headings: Record<number, string> = {
   404: 'Not found',
   408: 'Too slow',
   409: 'In conflict with what the store holds',
+  410: 'No longer available',
   413: 'Too large',
   415: 'Not JSON',
   429: 'Too many requests; retry after the `Retry-After` seconds',

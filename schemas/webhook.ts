@@ -183,9 +183,8 @@ const signed = [
 
 const DELIVERY_TERMS = 'Verify `webhook-signature` with the subscription\'s secret (the `standardwebhooks` package does it), and read the id from the raw body: it is an exact int64, beyond what a JSON number parsed to a double holds. Any 2xx within WEBHOOK_TIMEOUT_MS acknowledges; anything else (a redirect included: redirects are not followed) is retried with exponential backoff and full jitter, up to WEBHOOK_MAX_ATTEMPTS. A subscription gets the events of one plant in the order they happened: one is not attempted while an earlier one of the same plant is pending.'
 
-// Plain JSON Schema: the document's `webhooks` are written as they are, not compiled.
-const plantId = { type: 'integer', format: 'int64', description: 'The plant\'s id, an exact int64' }
-const plantRef = { $ref: '#/components/schemas/Plant' }
+// Plain JSON Schema: the document's `webhooks` are written as they are, not compiled; the
+// bodies are components (schemas/change.ts), which the change feed's events hold too.
 
 function webhook (operationId: string, summary: string, description: string, schema: Record<string, unknown>) {
   return {
@@ -209,23 +208,8 @@ export const plantWebhook = {
     { $ref: '#/components/schemas/NewPlant' }),
   '/plant/updated': webhook('plantUpdatedWebhook', 'A plant\'s name or tag changed',
     'Sent to each subscription with `plant.updated` among its events once an update that changed the plant is committed, at least once. `old` and `new` are the plant before and after.',
-    {
-      type: 'object',
-      required: ['type', 'id', 'old', 'new'],
-      properties: { type: { const: PLANT_UPDATED }, id: plantId, old: plantRef, new: plantRef },
-      examples: [{ type: PLANT_UPDATED, id: 1, old: { name: 'Monstera', tag: 'tropical' }, new: { name: 'Monstera deliciosa', tag: 'tropical' } }]
-    }),
+    { $ref: '#/components/schemas/PlantUpdated' }),
   '/plant/deleted': webhook('plantDeletedWebhook', 'A plant was deleted',
     'Sent to each subscription with `plant.deleted` among its events once a delete is committed, at least once, with the name and tag the plant had. The plant\'s earlier events still pending for any subscription are failed (`plant deleted`) and not sent: their data is erased with the plant.',
-    {
-      type: 'object',
-      required: ['type', 'id', 'name'],
-      properties: {
-        type: { const: PLANT_DELETED },
-        id: plantId,
-        name: { type: 'string', description: 'The name it had' },
-        tag: { type: 'string', description: 'The tag it had, if any' }
-      },
-      examples: [{ type: PLANT_DELETED, id: 1, name: 'Monstera', tag: 'tropical' }]
-    })
+    { $ref: '#/components/schemas/PlantDeleted' })
 }

@@ -117,6 +117,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
       database: config.database,
       maxBatch: config.groupCommitMaxBatch,
       maxQueueBytes: config.writeQueueLimitBytes,
+      changes: config.changes,
       webhooks: { settings: config.webhooks, resolve: seams.resolve }
     })
   })

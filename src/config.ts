@@ -47,6 +47,8 @@ export interface Config {
   metricsRequireToken: boolean
   /** How long one computed /metrics answer serves every scrape. */
   metricsCacheMs: number
+  /** The change feed's readers that may wait or stream at once: in all, and per token. */
+  changes: { maxReaders: number, maxReadersPerToken: number }
   webhooks: WebhookSettings
 }
 
@@ -127,6 +129,7 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
     shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     metricsRequireToken: e.METRICS_REQUIRE_TOKEN,
     metricsCacheMs: e.METRICS_CACHE_MS,
+    changes: { maxReaders: e.CHANGES_MAX_READERS, maxReadersPerToken: e.CHANGES_MAX_READERS_PER_TOKEN },
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,

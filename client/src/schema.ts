@@ -112,6 +112,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/plants/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow every change to the plants
+         * @description The events of every change (`plant.created`, `plant.updated`, `plant.deleted`) in the order they committed, from the same records as webhooks, each with the same body. Page with `after` (each page's `next`): following it visits every event exactly once, on every instance. With `wait`, an empty page waits up to 30 s for an event (a long poll). With `Accept: text/event-stream`, the answer is a stream of Server-Sent Events instead: each event's `id` is its `seq`, `event` its type and `data` the Change; a comment every 15 s keeps it open, and it ends after 300 s (an EventSource reconnects, and `Last-Event-ID` resumes after the last event received). Events are kept at least 7 days: a cursor before those pruned answers 410, and the consumer reads the plants again. Waiting and streaming requests are bounded per token (CHANGES_MAX_READERS_PER_TOKEN) and in all (CHANGES_MAX_READERS).
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -389,20 +409,22 @@ export interface components {
              *     - `delivery_pending` (409): The delivery is pending already; it cannot be retried.
              *     - `plant_deleted` (409): The delivery's plant was deleted, and its data with it: there is nothing to send again.
              *     - `precondition_failed` (412): The `If-Match` of an update names no `ETag` of the plant as it is now: it changed since it was read (or the header names no strong tag). Nothing was written; read the plant again.
+             *     - `cursor_expired` (410): The change feed no longer holds the events after this cursor: they were pruned (events are kept at least 7 days), or the cursor is ahead of every event this store issued. Read the plants again from `GET /plants`, then follow the feed after the `latest` of a fresh page.
              *     - `body_too_large` (413): The body is larger than BODY_LIMIT.
              *     - `unsupported_media_type` (415): The body is not `application/json`.
              *     - `rate_limited` (429): More requests a second with this token than RATE_LIMIT_PER_TOKEN; retry after `Retry-After` seconds.
+             *     - `too_many_readers` (429): This token already has CHANGES_MAX_READERS_PER_TOKEN change-feed requests waiting or streaming; end one, or retry after `Retry-After` seconds.
              *     - `auth_locked_out` (429): A wrong token from a client address that sent too many this minute (a valid one from it is served); retry after `Retry-After` seconds.
              *     - `headers_too_large` (431): The request headers are larger than the limit. The connection is closed.
              *     - `internal_error` (500): An unexpected error; the details are in the service log, never in the answer.
              *     - `store_unavailable` (503): The store is unavailable (disk full, file locked, database unreachable); nothing was stored. Retry after `Retry-After` seconds.
              *     - `store_busy` (503): Too many requests are waiting for the store (writes beyond the write queue's limit; on PostgreSQL, any request once every pooled connection has been in use for 2 s); nothing was stored. Retry after `Retry-After` seconds.
-             *     - `overloaded` (503): The service is overloaded (the event loop lags, the heap is nearly full, or too many request bodies are arriving at once: the connection is then closed); retry after `Retry-After` seconds.
+             *     - `overloaded` (503): The service is overloaded (the event loop lags, the heap is nearly full, too many request bodies are arriving at once: the connection is then closed, or CHANGES_MAX_READERS change-feed requests are waiting or streaming already); retry after `Retry-After` seconds.
              *     - `shutting_down` (503): The service is shutting down; retry, another instance will answer.
              *     - `not_ready` (503): A dependency the service needs (the store) is not available.
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_path" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unknown_parameter" | "plant_rejected" | "webhook_url_refused" | "token_missing" | "authorization_malformed" | "token_invalid" | "token_expired" | "insufficient_scope" | "route_not_found" | "plant_not_found" | "webhook_not_found" | "delivery_not_found" | "method_not_allowed" | "request_timeout" | "plant_conflict" | "subscription_limit" | "delivery_pending" | "plant_deleted" | "precondition_failed" | "body_too_large" | "unsupported_media_type" | "rate_limited" | "auth_locked_out" | "headers_too_large" | "internal_error" | "store_unavailable" | "store_busy" | "overloaded" | "shutting_down" | "not_ready";
+            code: "invalid_request" | "invalid_path" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unknown_parameter" | "plant_rejected" | "webhook_url_refused" | "token_missing" | "authorization_malformed" | "token_invalid" | "token_expired" | "insufficient_scope" | "route_not_found" | "plant_not_found" | "webhook_not_found" | "delivery_not_found" | "method_not_allowed" | "request_timeout" | "plant_conflict" | "subscription_limit" | "delivery_pending" | "plant_deleted" | "precondition_failed" | "cursor_expired" | "body_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_readers" | "auth_locked_out" | "headers_too_large" | "internal_error" | "store_unavailable" | "store_busy" | "overloaded" | "shutting_down" | "not_ready";
             /** @description On a 400 for a body or parameters that are not valid: one entry per problem */
             details?: {
                 /** @description Where the problem is: `body` or `body/<field>`, `params/<name>`, `querystring/<name>` */
@@ -621,6 +643,128 @@ export interface components {
              * @description When a 2xx acknowledged it
              */
             deliveredAt?: string;
+        };
+        /**
+         * @description A plant.updated event: the plant before and after an update that changed it.
+         * @example {
+         *       "type": "plant.updated",
+         *       "id": 1,
+         *       "old": {
+         *         "name": "Monstera",
+         *         "tag": "tropical"
+         *       },
+         *       "new": {
+         *         "name": "Monstera deliciosa",
+         *         "tag": "tropical"
+         *       }
+         *     }
+         */
+        PlantUpdated: {
+            /** @enum {string} */
+            type: "plant.updated";
+            /**
+             * Format: int64
+             * @description The plant's id, an exact int64
+             */
+            id: bigint;
+            old: components["schemas"]["Plant"];
+            new: components["schemas"]["Plant"];
+        };
+        /**
+         * @description A plant.deleted event: the id, name and tag of the plant deleted.
+         * @example {
+         *       "type": "plant.deleted",
+         *       "id": 1,
+         *       "name": "Monstera",
+         *       "tag": "tropical"
+         *     }
+         */
+        PlantDeleted: {
+            /** @enum {string} */
+            type: "plant.deleted";
+            /**
+             * Format: int64
+             * @description The plant's id, an exact int64
+             */
+            id: bigint;
+            /** @description The name it had */
+            name: string;
+            /** @description The tag it had, if any */
+            tag?: string;
+        };
+        /**
+         * @description One event of the change feed: a plant created, updated or deleted.
+         * @example {
+         *       "seq": 42,
+         *       "type": "plant.created",
+         *       "at": "2026-11-28T09:14:03.512Z",
+         *       "id": 1,
+         *       "data": {
+         *         "id": 1,
+         *         "name": "Monstera",
+         *         "tag": "tropical"
+         *       }
+         *     }
+         */
+        Change: {
+            /**
+             * @description The event's place in the feed, ascending in the order the changes committed: the cursor to resume after, and its Server-Sent Events `id`
+             * @example 42
+             */
+            seq: number;
+            /** @description `plant.created`: a plant was added; `plant.updated`: its name or tag changed; `plant.deleted`: it was deleted */
+            type: "plant.created" | "plant.updated" | "plant.deleted";
+            /**
+             * Format: date-time
+             * @description When the change committed
+             */
+            at: string;
+            /**
+             * Format: int64
+             * @description The id of the plant that changed, an exact int64
+             */
+            id: bigint;
+            /** @description The event's body, byte for byte what a webhook subscription to it is sent: the NewPlant for plant.created, a PlantUpdated or a PlantDeleted. Absent when erased. */
+            data?: components["schemas"]["NewPlant"] | components["schemas"]["PlantUpdated"] | components["schemas"]["PlantDeleted"];
+            /**
+             * @description Present when the plant was deleted since: the data of its earlier events is erased with it, and its plant.deleted event follows in the feed
+             * @enum {boolean}
+             */
+            erased?: true;
+        };
+        /**
+         * @description A page of the change feed.
+         * @example {
+         *       "changes": [
+         *         {
+         *           "seq": 42,
+         *           "type": "plant.created",
+         *           "at": "2026-11-28T09:14:03.512Z",
+         *           "id": 1,
+         *           "data": {
+         *             "id": 1,
+         *             "name": "Monstera",
+         *             "tag": "tropical"
+         *           }
+         *         }
+         *       ],
+         *       "next": 42,
+         *       "latest": 57
+         *     }
+         */
+        ChangePage: {
+            /** @description The events after the cursor, in commit order */
+            changes: components["schemas"]["Change"][];
+            /**
+             * @description The cursor to pass as `after` next: the last event's seq, or the cursor given when there was none
+             * @example 42
+             */
+            next: number;
+            /**
+             * @description The newest event's seq when the page was read: to follow only what happens from now on, start after it
+             * @example 42
+             */
+            latest: number;
         };
     };
     responses: never;
@@ -1558,6 +1702,150 @@ export interface operations {
                 };
             };
             /** @description Too many requests; retry after the `Retry-After` seconds. Codes: `rate_limited`, `auth_locked_out`. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After": number;
+                    /** @description Requests this token may make a second (RATE_LIMIT_PER_TOKEN). Sent with `rate_limited` only */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests this token has left in the current second; 0 on its 429. Sent with `rate_limited` only */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until this token's budget is full again. Sent with `rate_limited` only */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Headers too large. Codes: `headers_too_large`. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected error. Codes: `internal_error`. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Cannot serve now; nothing was stored. Codes: `overloaded`, `shutting_down`, `store_unavailable`, `store_busy`. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. Sent with `overloaded`, `store_unavailable`, `store_busy` only */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listChanges: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only events after this cursor (a `seq`, or a page's `next`); from the oldest kept (at least 7 days) when left out. `Last-Event-ID` takes its place for a stream.
+                 * @example 0
+                 */
+                after?: number;
+                /**
+                 * @description At most this many events
+                 * @example 100
+                 */
+                limit?: number;
+                /**
+                 * @description When no event follows the cursor: wait up to this many seconds for one (a long poll) before answering an empty page. At most 30.
+                 * @example 0
+                 */
+                wait?: number;
+            };
+            header?: {
+                /**
+                 * @description For a stream: the `id` of the last event received, as an EventSource sends it when it reconnects; it takes the place of `after`
+                 * @example 0
+                 */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the feed (JSON), or a stream of its events (`text/event-stream`) */
+            200: {
+                headers: {
+                    /** @description Requests this token may make a second (RATE_LIMIT_PER_TOKEN) */
+                    "RateLimit-Limit": number;
+                    /** @description Requests this token has left in the current second; 0 on its 429 */
+                    "RateLimit-Remaining": number;
+                    /** @description Seconds until this token's budget is full again */
+                    "RateLimit-Reset": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangePage"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request is not valid. Codes: `unknown_parameter`, `invalid_parameter`, `invalid_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No bearer token, or not one the service accepts; the answer carries a `WWW-Authenticate: Bearer` challenge. Codes: `token_missing`, `authorization_malformed`, `token_invalid`, `token_expired`. */
+            401: {
+                headers: {
+                    /** @description The Bearer challenge (RFC 6750): `Bearer realm="plant-store"`, with an `error` saying why the token was refused (none when there was no token) and, on a 403, the `scope` needed */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The token lacks the scope this operation needs; the answer carries `WWW-Authenticate: Bearer realm="plant-store", error="insufficient_scope", scope="<the scope needed>"`. Codes: `insufficient_scope`. */
+            403: {
+                headers: {
+                    /** @description The Bearer challenge (RFC 6750): `Bearer realm="plant-store"`, with an `error` saying why the token was refused (none when there was no token) and, on a 403, the `scope` needed */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too slow. Codes: `request_timeout`. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No longer available. Codes: `cursor_expired`. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; retry after the `Retry-After` seconds. Codes: `rate_limited`, `auth_locked_out`, `too_many_readers`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -2667,17 +2955,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    type: "plant.updated";
-                    /**
-                     * Format: int64
-                     * @description The plant's id, an exact int64
-                     */
-                    id: bigint;
-                    old: components["schemas"]["Plant"];
-                    new: components["schemas"]["Plant"];
-                };
+                "application/json": components["schemas"]["PlantUpdated"];
             };
         };
         responses: {
@@ -2715,19 +2993,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @constant */
-                    type: "plant.deleted";
-                    /**
-                     * Format: int64
-                     * @description The plant's id, an exact int64
-                     */
-                    id: bigint;
-                    /** @description The name it had */
-                    name: string;
-                    /** @description The tag it had, if any */
-                    tag?: string;
-                };
+                "application/json": components["schemas"]["PlantDeleted"];
             };
         };
         responses: {

@@ -57,6 +57,10 @@ export const StoreBusy = failure('store_busy', 'too many requests are waiting fo
 
 export const PlantRejected = failure('plant_rejected', 'the plant store cannot keep this plant')
 
+export const CursorExpired = failure('cursor_expired', 'the change feed no longer holds the events after cursor %s: %s; read the plants again, then follow the feed from its latest')
+
+export const TooManyReaders = failure('too_many_readers', 'this token already has %s change-feed requests waiting or streaming, the most it may; end one first')
+
 export const RateLimited = failure('rate_limited', 'more than %s requests a second with this token')
 
 export const AuthLockedOut = failure('auth_locked_out', 'too many rejected tokens from this address; retry after the delay in Retry-After')

@@ -23,6 +23,11 @@ export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
     delete: async (id) => await timed('delete', store.delete(id), (deleted) => deleted ? 'deleted' : 'absent'),
     ping: async () => await store.ping(),
     webhooks: store.webhooks,
+    changes: {
+      read: async (query) => await timed('changes', store.changes.read(query), () => 'ok'),
+      latest: async () => await store.changes.latest(),
+      onChanged: (listener) => store.changes.onChanged(listener)
+    },
     close: async () => await store.close()
   }
 }

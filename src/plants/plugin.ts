@@ -2,13 +2,16 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { openStore, type DatabaseConfig } from '../store/open.ts'
 import webhooks, { type WebhooksOptions } from '../webhooks/plugin.ts'
+import changeRoutes from './change-routes.ts'
 import { instrumented } from './instrumented-store.ts'
+import type { ReaderLimits } from './reader-slots.ts'
 import plantRoutes from './routes.ts'
 
 export interface PlantsOptions {
   database: DatabaseConfig
   maxBatch: number
   maxQueueBytes: number
+  changes: ReaderLimits
   webhooks: Omit<WebhooksOptions, 'store'>
 }
 
@@ -16,7 +19,7 @@ export interface PlantsOptions {
  * The plants module: opens its store, serves it, and closes it with the app. The webhooks
  * module shares the store and closes first, so its last attempts are still recorded.
  */
-async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes, webhooks: webhookOptions }: PlantsOptions): Promise<void> {
+async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes, changes, webhooks: webhookOptions }: PlantsOptions): Promise<void> {
   const store = instrumented(await openStore(database, {
     log: app.log,
     maxBatch,
@@ -26,6 +29,7 @@ async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes
   app.readiness.add('store', async () => await store.ping())
   app.addHook('onClose', async () => await store.close())
   await app.register(plantRoutes, { store })
+  await app.register(changeRoutes, { store, limits: changes })
   await app.register(webhooks, { ...webhookOptions, store: store.webhooks })
 }
 

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import { always } from '../../schemas/headers.ts'
 import {
-  errorResponses, GUARDED, JSON_BODY, NewPlant, PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, PlantUpdate, ref, StoredPlant
+  CHANGES_MAX_WAIT_SECONDS, CHANGES_RETENTION_DAYS, ChangePage, ChangesQuery, errorResponses, GUARDED, JSON_BODY, NewPlant,
+  PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, PlantUpdate, ref, StoredPlant
 } from '../../schemas/index.ts'
 
 /** A page stops early past this many bytes of plants, so no answer grows past a few MiB. */
@@ -103,5 +104,40 @@ export const deletePlant = {
   response: {
     204: Type.Null({ description: 'Deleted' }),
     ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', 'store_unavailable', 'store_busy')
+  }
+}
+
+/** How long one Server-Sent Events stream lasts; the client's EventSource reconnects with Last-Event-ID. */
+export const STREAM_SECONDS = 300
+/** A comment line this often keeps a quiet stream's connection and its proxies alive. */
+export const HEARTBEAT_SECONDS = 15
+
+export const listChanges = {
+  operationId: 'listChanges',
+  summary: 'Follow every change to the plants',
+  description: `The events of every change (\`plant.created\`, \`plant.updated\`, \`plant.deleted\`) in the order they committed, from the same records as webhooks, each with the same body. Page with \`after\` (each page's \`next\`): following it visits every event exactly once, on every instance. With \`wait\`, an empty page waits up to ${CHANGES_MAX_WAIT_SECONDS} s for an event (a long poll). With \`Accept: text/event-stream\`, the answer is a stream of Server-Sent Events instead: each event's \`id\` is its \`seq\`, \`event\` its type and \`data\` the Change; a comment every ${HEARTBEAT_SECONDS} s keeps it open, and it ends after ${STREAM_SECONDS} s (an EventSource reconnects, and \`Last-Event-ID\` resumes after the last event received). Events are kept at least ${CHANGES_RETENTION_DAYS} days: a cursor before those pruned answers 410, and the consumer reads the plants again. Waiting and streaming requests are bounded per token (CHANGES_MAX_READERS_PER_TOKEN) and in all (CHANGES_MAX_READERS).`,
+  tags: ['plants'],
+  querystring: ChangesQuery,
+  headers: Type.Object({
+    'last-event-id': Type.Optional(Type.String({
+      pattern: '^[0-9]{1,16}$',
+      description: 'For a stream: the `id` of the last event received, as an EventSource sends it when it reconnects; it takes the place of `after`',
+      examples: ['0']
+    }))
+  }),
+  response: {
+    200: {
+      description: 'A page of the feed (JSON), or a stream of its events (`text/event-stream`)',
+      content: {
+        'application/json': { schema: ref(ChangePage) },
+        'text/event-stream': {
+          schema: Type.String({
+            description: 'Server-Sent Events: `id: <seq>`, `event: <type>`, `data: <the Change as JSON>`, then a blank line; comment lines (`:`) between them keep the connection open',
+            examples: ['id: 42\nevent: plant.created\ndata: {"seq":42,"type":"plant.created","at":"2026-11-28T09:14:03.512Z","id":1,"data":{"id":1,"name":"Monstera","tag":"tropical"}}\n\n']
+          })
+        }
+      }
+    },
+    ...errorResponses(GUARDED, 'invalid_parameter', 'cursor_expired', 'too_many_readers', 'store_unavailable', 'store_busy')
   }
 }

@@ -4,13 +4,15 @@ import { PlantRejected } from './errors.ts'
 import { refused } from './postgres-connection.ts'
 import { SELECT_PLANTS, toPlant, utf8, type Query, type Row } from './postgres-plants.ts'
 import type { Script } from './postgres-pool.ts'
+import { EVENTS_LOCK, EVENTS_LOCK_CTE, EVENTS_LOCKED } from './postgres-changes.ts'
 import { NEW_DELIVERY_ID } from './postgres-webhooks.ts'
 import { changed, settledUpdate, type PlantChange, type Precondition, type StoredPlant, type UpdateResult } from './store.ts'
 import { deletedAnnouncement, eventBit, PLANT_DELETED, updatedAnnouncement } from './webhooks.ts'
 
-// A plant's update and delete, each with its event in the same transaction. Each writes
-// only while the plant is still the one read (compare and set), so two instances cannot
-// both act on one state: the one that finds it changed reads it again.
+// A plant's update and delete, each with its event in the same transaction, after
+// EVENTS_LOCK (see postgres-changes.ts). Each writes only while the plant is still the one
+// read (compare and set), so two instances cannot both act on one state: the one that
+// finds it changed reads it again.
 
 /**
  * The CTEs that announce the event of each row of `source` (column plant_id): its payload
@@ -20,10 +22,10 @@ import { deletedAnnouncement, eventBit, PLANT_DELETED, updatedAnnouncement } fro
  */
 function announcing (source: string, type: EventType, payload: string, max: string): string {
   return `subscribers AS (
-    SELECT id, pending, disabled_at FROM webhooks WHERE events & ${eventBit(type)} <> 0 ORDER BY id FOR NO KEY UPDATE
+    SELECT id, pending, disabled_at FROM webhooks WHERE events & ${eventBit(type)} <> 0 AND EXISTS (SELECT 1 FROM ${source}) ORDER BY id FOR NO KEY UPDATE
   ), events AS (
     INSERT INTO webhook_events (plant_id, type, payload)
-    SELECT plant_id, '${type}', ${payload} FROM ${source} WHERE EXISTS (SELECT 1 FROM subscribers) RETURNING seq, plant_id
+    SELECT plant_id, '${type}', ${payload} FROM ${source} RETURNING seq, plant_id
   ), open AS (
     SELECT subscribers.id FROM subscribers WHERE EXISTS (SELECT 1 FROM events) AND subscribers.disabled_at IS NULL AND subscribers.pending + 1 <= ${max}
   ), announced AS (
@@ -39,8 +41,8 @@ function announcing (source: string, type: EventType, payload: string, max: stri
   )`
 }
 
-const UPDATE_PLANT = `WITH changed AS (
-    UPDATE plants SET name = $2, tag = $3 WHERE id = $1 AND name = $4 AND tag IS NOT DISTINCT FROM $5::bytea RETURNING id AS plant_id
+const UPDATE_PLANT = `WITH ${EVENTS_LOCK_CTE}, changed AS (
+    UPDATE plants SET name = $2, tag = $3 WHERE id = $1 AND ${EVENTS_LOCKED} AND name = $4 AND tag IS NOT DISTINCT FROM $5::bytea RETURNING id AS plant_id
   ), ${announcing('changed', 'plant.updated', '$6::bytea', '$7')}
   SELECT count(*)::int AS updated FROM changed`
 
@@ -68,8 +70,10 @@ export async function updatePlant (
  * erases the plant's earlier payloads and fails their pending deliveries.
  */
 function deleteScript (plant: StoredPlant, maxPending: number): string {
-  const id = `${plant.id}::bigint`
-  return `WITH gone AS (
+  // Quoted: a bare -9223372036854775808::bigint casts 9223372036854775808 first, out of range.
+  const id = `'${plant.id}'::bigint`
+  return `SELECT pg_advisory_xact_lock(${EVENTS_LOCK});
+    WITH gone AS (
       DELETE FROM plants WHERE id = ${id} AND name = ${literal(utf8(plant.name))} AND tag IS NOT DISTINCT FROM ${literal(bytes(plant.tag))}
       RETURNING id),
     erased AS (UPDATE webhook_events SET payload = NULL WHERE plant_id IN (SELECT id FROM gone) AND payload IS NOT NULL RETURNING seq),
@@ -91,7 +95,7 @@ export async function deletePlant (query: Query, script: Script, id: bigint, max
   for (;;) {
     const plant = await read(query, id)
     if (plant === undefined) return false
-    const [deleted] = await script(deleteScript(plant, maxPending))
+    const [, deleted] = await script(deleteScript(plant, maxPending))
     if (deleted.rows[0].deleted === 1) return true
   }
 }

@@ -2,6 +2,7 @@ import type pg from 'pg'
 import { PlantRejected, StoreUnavailable } from './errors.ts'
 import { refused } from './postgres-connection.ts'
 import { samePlant, type CreateResult, type StoredPlant } from './store.ts'
+import { EVENTS_LOCK_CTE, EVENTS_LOCKED } from './postgres-changes.ts'
 import { NEW_DELIVERY_ID } from './postgres-webhooks.ts'
 import { announcement, DEFAULT_MAX_PENDING } from './webhooks.ts'
 
@@ -23,23 +24,24 @@ export const SELECT_PLANTS = 'SELECT id, name, tag FROM plants'
 export const SELECT_PAGE_BY_TAG = `${SELECT_PLANTS} WHERE md5(tag) = md5($1::bytea) AND tag = $1 AND id >= $2 ORDER BY id LIMIT $3`
 
 // The plants are inserted, and each one inserted is announced, in one statement: its
-// event (its payload, once) and its deliveries commit with it. The subscriptions choosing
-// plant.created (bit 1, see eventBit) are locked (FOR NO KEY UPDATE: a delete, and another statement counting, wait for it), in
-// id order so that two instances' batches cannot deadlock; a subscription deleted
-// meanwhile then finds the deliveries (see unsubscribe). Each enabled subscription
-// below its bound ($5 pending) gets a delivery of each event and counts them; one the
-// batch would take past it is disabled instead, the batch's first event its first missed.
-const INSERT_PLANTS = `WITH batch AS (
-    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[]) AS batch (id, name, tag, announcement)
+// event (its payload, once: the change feed's record) and its deliveries commit with it,
+// after EVENTS_LOCK (see postgres-changes.ts), taken before any row is written. The
+// subscriptions choosing plant.created (bit 1, see eventBit) are locked (FOR NO KEY
+// UPDATE: a delete, and another statement counting, wait for it), in id order; a
+// subscription deleted meanwhile then finds the deliveries (see unsubscribe). Each enabled
+// subscription below its bound ($5 pending) gets a delivery of each event and counts them;
+// one the batch would take past it is disabled instead, the batch's first event its first missed.
+const INSERT_PLANTS = `WITH ${EVENTS_LOCK_CTE}, batch AS (
+    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[]) AS batch (id, name, tag, announcement) WHERE ${EVENTS_LOCKED}
   ), inserted AS (
     INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY id
     ON CONFLICT (id) DO NOTHING
     RETURNING id
   ), subscribers AS (
-    SELECT id, pending, disabled_at FROM webhooks WHERE events & 1 <> 0 ORDER BY id FOR NO KEY UPDATE
+    SELECT id, pending, disabled_at FROM webhooks WHERE events & 1 <> 0 AND ${EVENTS_LOCKED} ORDER BY id FOR NO KEY UPDATE
   ), events AS (
     INSERT INTO webhook_events (plant_id, payload)
-    SELECT batch.id, batch.announcement FROM inserted JOIN batch USING (id) WHERE EXISTS (SELECT 1 FROM subscribers) ORDER BY batch.id
+    SELECT batch.id, batch.announcement FROM inserted JOIN batch USING (id) ORDER BY batch.id
     RETURNING seq, plant_id
   ), counted AS (
     SELECT count(*) AS n, min(seq) AS first FROM events

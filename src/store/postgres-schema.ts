@@ -72,7 +72,14 @@ const migrations: string[] = [
   // eventBit); a plant's pending deliveries found by plant, to send them in order.
   `ALTER TABLE webhook_events ADD COLUMN type text NOT NULL DEFAULT 'plant.created';
    ALTER TABLE webhooks ADD COLUMN events integer NOT NULL DEFAULT 1;
-   CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, seq) WHERE status = 'pending'`
+   CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, seq) WHERE status = 'pending'`,
+  // 7: the change feed's horizon: the last seq pruned, so that a cursor before it is
+  // refused rather than silently skipping events.
+  `CREATE TABLE event_horizon (
+     id             integer PRIMARY KEY CHECK (id = 1),
+     pruned_through bigint NOT NULL
+   );
+   INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`
 ]
 
 export const SCHEMA_VERSION = migrations.length

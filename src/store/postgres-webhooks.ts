@@ -105,7 +105,8 @@ const REPLAY = `WITH state AS (
 const PRUNE_EVENTS = `WITH chunk AS (SELECT seq, created_at FROM webhook_events WHERE seq > $2 ORDER BY seq LIMIT $3),
   pruned AS (
     DELETE FROM webhook_events WHERE seq IN (SELECT seq FROM chunk WHERE created_at < $1
-      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_deliveries.event_seq = chunk.seq)))
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_deliveries.event_seq = chunk.seq)) RETURNING seq),
+  horizon AS (UPDATE event_horizon SET pruned_through = greatest(pruned_through, (SELECT max(seq) FROM pruned)) WHERE EXISTS (SELECT 1 FROM pruned))
   SELECT count(*)::int AS examined, max(seq)::text AS last, coalesce(max(created_at) < $1, false) AS old FROM chunk`
 
 const RELEASE_LEASES = `UPDATE webhook_deliveries SET lease = NULL, lease_until = NULL

@@ -7,6 +7,7 @@ import { deletePlant, updatePlant } from './postgres-events.ts'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
 import { PostgresPool } from './postgres-pool.ts'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
+import { PostgresChanges } from './postgres-changes.ts'
 import { PostgresWebhooks } from './postgres-webhooks.ts'
 import {
   pageStart, plantBytes, type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
@@ -27,6 +28,7 @@ const PROBE = 'SELECT 1 FROM plants WHERE id = 0'
  */
 export class PostgresStore implements PlantStore {
   readonly webhooks: PostgresWebhooks
+  readonly changes: PostgresChanges
   readonly #pool: PostgresPool
   readonly #log: StoreContext['log']
   readonly #outage: Outage
@@ -52,11 +54,12 @@ export class PostgresStore implements PlantStore {
     this.#pool = new PostgresPool(url, poolSize, log, this.#outage, () => this.#available())
     const query = this.#pool.query.bind(this.#pool)
     this.webhooks = new PostgresWebhooks(query, this.#pool.script.bind(this.#pool))
+    this.changes = new PostgresChanges(query)
     this.#creates = new GroupCommit({
       write: async (plants) => {
         const results = await createBatch(query, plants, this.webhooks.maxPending)
         this.#outage.recover(true)
-        if (results.some((result) => !(result instanceof Error) && result.outcome === 'created')) this.webhooks.committed()
+        if (results.some((result) => !(result instanceof Error) && result.outcome === 'created')) this.#changed()
         return results
       },
       sizeOf: plantBytes,
@@ -101,10 +104,11 @@ export class PostgresStore implements PlantStore {
     return deleted
   }
 
-  /** After a committed change: the store took a write, and its deliveries (if any) go out now. */
+  /** After a committed change: the store took a write, its deliveries (if any) go out now, and feed readers read on. */
   #changed (): void {
     this.#outage.recover(true)
     this.webhooks.committed()
+    this.changes.changed()
   }
 
   async ping (): Promise<void> {

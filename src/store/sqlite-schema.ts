@@ -67,7 +67,27 @@ const migrations: string[] = [
   // eventBit); a plant's pending deliveries found by plant, to send them in order.
   `ALTER TABLE webhook_events ADD COLUMN type TEXT NOT NULL DEFAULT 'plant.created';
    ALTER TABLE webhooks ADD COLUMN events INTEGER NOT NULL DEFAULT 1;
-   CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, seq) WHERE status = 'pending'`
+   CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, seq) WHERE status = 'pending'`,
+  // 7: the events are the change feed: AUTOINCREMENT, so that a seq is never issued twice
+  // (a table pruned empty would start again at 1), and the feed's horizon, the last seq
+  // pruned, so that a cursor before it is refused rather than silently skipping events.
+  `ALTER TABLE webhook_events RENAME TO webhook_events_before_7;
+   CREATE TABLE webhook_events (
+     seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+     plant_id   INTEGER NOT NULL,
+     payload    BLOB,
+     created_at INTEGER NOT NULL,
+     type       TEXT NOT NULL DEFAULT 'plant.created'
+   ) STRICT;
+   INSERT INTO webhook_events (seq, plant_id, payload, created_at, type)
+     SELECT seq, plant_id, payload, created_at, type FROM webhook_events_before_7 ORDER BY seq;
+   DROP TABLE webhook_events_before_7;
+   CREATE INDEX webhook_events_plant ON webhook_events (plant_id);
+   CREATE TABLE event_horizon (
+     id             INTEGER PRIMARY KEY CHECK (id = 1),
+     pruned_through INTEGER NOT NULL
+   ) STRICT;
+   INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`
 ]
 
 export const SCHEMA_VERSION = migrations.length

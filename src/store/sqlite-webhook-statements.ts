@@ -95,8 +95,10 @@ export function prepareWebhooks (db: Database.Database) {
     // A chunk of events in seq order, whatever they are: no statement reads more rows than `limit`.
     eventChunk: db.prepare<[Chunk], { examined: bigint, last: bigint | null, oldest: bigint | null, newest: bigint | null }>(`SELECT count(*) AS examined,
       max(seq) AS last, min(created_at) AS oldest, max(created_at) AS newest FROM (SELECT seq, created_at FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit)`),
-    pruneEvents: db.prepare<[Chunk]>(`DELETE FROM webhook_events WHERE seq IN (
+    pruneEvents: db.prepare<[Chunk], { seq: bigint }>(`DELETE FROM webhook_events WHERE seq IN (
       SELECT seq FROM (SELECT seq, created_at FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit) AS chunk
-      WHERE created_at < @before AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_seq = chunk.seq))`)
+      WHERE created_at < @before AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_seq = chunk.seq)) RETURNING seq`),
+    // The change feed's horizon: a cursor before the last seq pruned has lost events.
+    horizon: db.prepare<[bigint]>('UPDATE event_horizon SET pruned_through = max(pruned_through, ?)')
   }
 }

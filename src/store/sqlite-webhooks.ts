@@ -27,9 +27,11 @@ export class SqliteWebhooks implements WebhookStore {
   #maxPending = DEFAULT_MAX_PENDING
   /** Set by announce inside a transaction, told once the transaction has committed. */
   #announced = false
+  /** Set by announce inside a transaction: it wrote events, which the change feed tells its readers of. */
+  #evented = false
   /**
    * Whether the transaction under way has a subscription to announce to, read by its
-   * first announce: most stores have none, and a create then skips writing a payload.
+   * first announce: most stores have none, and a change then writes its event alone.
    */
   #subscribed: boolean | undefined
 
@@ -40,17 +42,19 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   /**
-   * Writes a plant's event, its payload once, and a delivery of it to each enabled
-   * subscription choosing it below its bound (those at the bound are disabled): called by
-   * the change inside its transaction, so they commit (or roll back) with it. O(subscriptions).
+   * Writes a plant's event (its payload once: the change feed's record of it), and a
+   * delivery of it to each enabled subscription choosing it below its bound (those at the
+   * bound are disabled): called by the change inside its transaction, so they commit (or
+   * roll back) with it. O(subscriptions).
    */
-  announce (type: EventType, plantId: bigint, payload: () => Buffer): void {
+  announce (type: EventType, plantId: bigint, payload: Buffer): void {
+    const now = Date.now()
+    const event = this.#statements.event.run(plantId, type, payload, now).lastInsertRowid
+    this.#evented = true
     this.#subscribed ??= this.#statements.count.get()!.count > 0n
     if (!this.#subscribed) return
     const bit = eventBit(type)
     if (this.#statements.wanted.get(bit)!.count === 0n) return
-    const now = Date.now()
-    const event = this.#statements.event.run(plantId, type, payload(), now).lastInsertRowid
     this.#statements.disable.run({ max: this.#maxPending, event, now, bit })
     if (this.#statements.announce.run({ plant: plantId, event, now, bit }).changes === 0) return
     this.#statements.announced.run(bit)
@@ -68,18 +72,23 @@ export class SqliteWebhooks implements WebhookStore {
     }
   }
 
-  /** Called by the store after each committed transaction. */
-  committed (): void {
+  /** Called by the store after each committed transaction; true when it wrote events. */
+  committed (): boolean {
     this.#subscribed = undefined
-    if (!this.#announced) return
-    this.#announced = false
-    this.#listener()
+    const evented = this.#evented
+    this.#evented = false
+    if (this.#announced) {
+      this.#announced = false
+      this.#listener()
+    }
+    return evented
   }
 
-  /** Called by the store after a transaction rolled back: its deliveries were never written. */
+  /** Called by the store after a transaction rolled back: its events and deliveries were never written. */
   rolledBack (): void {
     this.#subscribed = undefined
     this.#announced = false
+    this.#evented = false
   }
 
   async subscribe ({ id, url, secret, events = [PLANT_CREATED], createdAt }: StoredSubscription, max: number): Promise<boolean> {
@@ -200,7 +209,10 @@ export class SqliteWebhooks implements WebhookStore {
     const { examined, last, oldest, newest } = (await this.#read(() => this.#statements.eventChunk.get(chunk)))!
     // Events after the chunk are younger than its oldest: none old enough, nothing to delete.
     if (Number(examined) === 0 || Number(oldest) >= chunk.before) return undefined
-    await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.pruneEvents.run(chunk))
+    await this.#write(WRITE_OVERHEAD_BYTES, () => {
+      const pruned = this.#statements.pruneEvents.all(chunk)
+      if (pruned.length > 0) this.#statements.horizon.run(pruned.reduce((last, { seq }) => seq > last ? seq : last, 0n))
+    })
     return Number(examined) === limit && Number(newest) < chunk.before ? Number(last) : undefined
   }
 

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3'
 import { openDatabase } from './sqlite-open.ts'
+import { SqliteChanges } from './sqlite-changes.ts'
 import { SqliteDurable } from './sqlite-durable.ts'
 import { SqliteWebhooks } from './sqlite-webhooks.ts'
 import { announcement, deletedAnnouncement, updatedAnnouncement } from './webhooks.ts'
@@ -12,11 +13,12 @@ import {
 interface Row { id: bigint, name: string, tag: string | null }
 
 /**
- * Plants in a SQLite file (or in memory, for tests and demos). Each change's event and
- * webhook deliveries are written in its transaction.
+ * Plants in a SQLite file (or in memory, for tests and demos). Each change's event (the
+ * change feed's record) and webhook deliveries are written in its transaction.
  */
 export class SqliteStore implements PlantStore {
   readonly webhooks: SqliteWebhooks
+  readonly changes: SqliteChanges
   readonly #durable: SqliteDurable
   readonly #statements
 
@@ -25,7 +27,7 @@ export class SqliteStore implements PlantStore {
     try {
       this.#durable = new SqliteDurable(db, path, context, {
         rolledBack: () => this.webhooks.rolledBack(),
-        committed: () => this.webhooks.committed()
+        committed: () => { if (this.webhooks.committed()) this.changes.changed() }
       })
     } catch (err) {
       db.close()
@@ -34,12 +36,13 @@ export class SqliteStore implements PlantStore {
     this.#statements = prepare(db)
     const durable = this.#durable
     this.webhooks = new SqliteWebhooks(db, durable.write.bind(durable), durable.read.bind(durable))
+    this.changes = new SqliteChanges(db, durable.read.bind(durable))
   }
 
   async create (plant: StoredPlant): Promise<CreateResult> {
     return await this.#durable.write(plantBytes(plant), (): CreateResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        this.webhooks.announce('plant.created', plant.id, () => announcement(plant))
+        this.webhooks.announce('plant.created', plant.id, announcement(plant))
         return { outcome: 'created', plant }
       }
       const existing = toPlant(this.#statements.get.get(plant.id)!)
@@ -73,7 +76,7 @@ export class SqliteStore implements PlantStore {
       const outcome = settledUpdate(previous, change, precondition)
       if (outcome !== undefined) return outcome
       this.#statements.update.run(plant.name, plant.tag ?? null, id)
-      this.webhooks.announce('plant.updated', id, () => updatedAnnouncement(previous!, plant))
+      this.webhooks.announce('plant.updated', id, updatedAnnouncement(previous!, plant))
       return { outcome: 'updated', plant, previous }
     })
   }
@@ -84,7 +87,7 @@ export class SqliteStore implements PlantStore {
       if (row === undefined) return false
       // Its earlier payloads are erased; the deletion itself carries the name and tag it had.
       this.webhooks.erase(id)
-      this.webhooks.announce('plant.deleted', id, () => deletedAnnouncement(toPlant(row)))
+      this.webhooks.announce('plant.deleted', id, deletedAnnouncement(toPlant(row)))
       return true
     })
   }

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { INT64_MAX, INT64_MIN, type StoredPlant } from '../../schemas/index.ts'
+import type { ChangeFeed } from './changes.ts'
 import type { WebhookStore } from './webhooks.ts'
 
 export type { StoredPlant }
@@ -54,6 +55,8 @@ export interface PlantStore {
   ping: () => Promise<void>
   /** The subscriptions and the outbox of their deliveries, in the same database. */
   readonly webhooks: WebhookStore
+  /** The events of every change, in commit order: the outbox's events, read as a feed. */
+  readonly changes: ChangeFeed
   /** Writes what is pending, answers it, then releases the store. */
   close: () => Promise<void>
 }

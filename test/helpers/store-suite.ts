@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { AUTH, assertError, postPlant, testApp } from './app.ts'
+import { changesSuite } from './changes-suite.ts'
 import { updateSuite } from './update-suite.ts'
 
 async function get (app: FastifyInstance, url: string) {
@@ -144,4 +145,5 @@ export function storeSuite (t: Test, databaseUrl: (t: Test) => Promise<string>):
   })
 
   updateSuite(t, app)
+  changesSuite(t, databaseUrl)
 }

@@ -49,7 +49,8 @@ t.test('the document states the contract: 3.1, version 1.0.0, MIT, bearer auth, 
   t.equal(doc.info.version, '1.0.0')
   t.equal(doc.info.license.name, 'MIT')
   t.same(Object.keys(doc.components.schemas).sort(),
-    ['CreatedSubscription', 'Delivery', 'Error', 'Health', 'NewPlant', 'NewSubscription', 'Plant', 'PlantUpdate', 'StoredPlant', 'Subscription'])
+    ['Change', 'ChangePage', 'CreatedSubscription', 'Delivery', 'Error', 'Health', 'NewPlant', 'NewSubscription', 'Plant',
+      'PlantDeleted', 'PlantUpdate', 'PlantUpdated', 'StoredPlant', 'Subscription'])
   t.same(doc.components.schemas.StoredPlant.properties, doc.components.schemas.NewPlant.properties, 'StoredPlant is Plant plus the id')
   const { description, examples } = doc.components.schemas.NewPlant.properties.id
   t.same(doc.components.schemas.NewPlant.properties.id, { description, examples, type: 'integer', format: 'int64' })

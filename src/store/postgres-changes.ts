@@ -1,0 +1,53 @@
+import type { EventType } from '../../schemas/webhook.ts'
+import type { ChangeFeed, ChangeQuery, ChangeRead } from './changes.ts'
+import type { Query } from './postgres-plants.ts'
+
+// Any fixed number, the same in every instance. Every transaction that writes events takes
+// it before its first write and holds it to its commit, so seqs are drawn in commit order:
+// a reader that sees an event sees every event before it, and a cursor never passes a gap
+// that a slower transaction fills later. Writers across instances commit one at a time.
+export const EVENTS_LOCK = '7140531842950291129'
+/** A CTE taking EVENTS_LOCK: a statement's writes wait on `(SELECT locked FROM events_lock) IS NOT NULL`. */
+export const EVENTS_LOCK_CTE = `events_lock AS (SELECT pg_advisory_xact_lock(${EVENTS_LOCK})::text AS locked)`
+export const EVENTS_LOCKED = '(SELECT locked FROM events_lock) IS NOT NULL'
+
+interface Row { seq: string | null, type: EventType | null, plant_id: string | null, payload: Buffer | null, created_at: Date | null, horizon: string, latest: string }
+
+// The horizon, the newest seq and the page, in one snapshot.
+const READ = `SELECT event_horizon.pruned_through AS horizon, greatest(newest.seq, event_horizon.pruned_through) AS latest, page.*
+  FROM event_horizon
+  CROSS JOIN (SELECT coalesce(max(seq), 0) AS seq FROM webhook_events) AS newest
+  LEFT JOIN LATERAL (SELECT seq, type, plant_id, payload, created_at FROM webhook_events
+    WHERE seq > greatest($1::bigint, event_horizon.pruned_through) ORDER BY seq LIMIT $2) AS page ON true`
+
+export class PostgresChanges implements ChangeFeed {
+  readonly #query: Query
+  #listener = (): void => {}
+
+  constructor (query: Query) {
+    this.#query = query
+  }
+
+  async read ({ after, limit }: ChangeQuery): Promise<ChangeRead> {
+    const { rows } = await this.#query<Row>(READ, [after ?? 0, limit])
+    const { horizon, latest } = rows[0]
+    const changes = rows.filter((row) => row.seq !== null).map((row) => ({
+      seq: Number(row.seq), type: row.type!, plantId: BigInt(row.plant_id!), payload: row.payload, at: row.created_at!
+    }))
+    return { changes, horizon: Number(horizon), latest: Number(latest) }
+  }
+
+  async latest (): Promise<number> {
+    const { rows } = await this.#query<{ seq: string }>('SELECT coalesce(max(seq), 0) AS seq FROM webhook_events')
+    return Number(rows[0].seq)
+  }
+
+  onChanged (listener: () => void): void {
+    this.#listener = listener
+  }
+
+  /** Called by the store after a commit that wrote events. */
+  changed (): void {
+    this.#listener()
+  }
+}

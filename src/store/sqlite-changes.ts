@@ -1,0 +1,52 @@
+import type Database from 'better-sqlite3'
+import type { EventType } from '../../schemas/webhook.ts'
+import type { ChangeFeed, ChangeQuery, ChangeRead } from './changes.ts'
+import type { Read } from './sqlite-webhooks.ts'
+
+interface Row { seq: bigint, type: EventType, plant_id: bigint, payload: Buffer | null, created_at: bigint }
+
+// One writer commits at a time, so seq order is commit order; a read waits until what
+// it saw is on disk, so the feed never shows an event a crash could still take back.
+
+export class SqliteChanges implements ChangeFeed {
+  readonly #read: Read
+  readonly #statements
+  #listener = (): void => {}
+
+  constructor (db: Database.Database, read: Read) {
+    this.#read = read
+    this.#statements = {
+      page: db.prepare<[number, number], Row>('SELECT seq, type, plant_id, payload, created_at FROM webhook_events WHERE seq > ? ORDER BY seq LIMIT +?'),
+      horizon: db.prepare<[], bigint>('SELECT pruned_through FROM event_horizon').pluck(),
+      // AUTOINCREMENT keeps the largest seq ever issued, pruned or not.
+      latest: db.prepare<[], bigint | null>("SELECT seq FROM sqlite_sequence WHERE name = 'webhook_events'").pluck()
+    }
+  }
+
+  async read ({ after, limit }: ChangeQuery): Promise<ChangeRead> {
+    return await this.#read(() => {
+      const horizon = Number(this.#statements.horizon.get()!)
+      const rows = this.#statements.page.all(Math.max(after ?? 0, horizon), limit)
+      const changes = rows.map(({ seq, type, plant_id: plantId, payload, created_at: at }) =>
+        ({ seq: Number(seq), type, plantId, payload, at: new Date(Number(at)) }))
+      return { changes, horizon, latest: this.#latest() }
+    })
+  }
+
+  async latest (): Promise<number> {
+    return await this.#read(() => this.#latest())
+  }
+
+  onChanged (listener: () => void): void {
+    this.#listener = listener
+  }
+
+  /** Called by the store after a commit that wrote events. */
+  changed (): void {
+    this.#listener()
+  }
+
+  #latest (): number {
+    return Number(this.#statements.latest.get() ?? 0)
+  }
+}
