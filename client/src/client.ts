@@ -9,6 +9,22 @@ export type StoredPlant = components['schemas']['StoredPlant']
 /** A plant's name and tag: what a create answers. */
 export type Plant = components['schemas']['Plant']
 export type NewPlant = components['schemas']['NewPlant']
+/** A plant's new name and tag. */
+export type PlantUpdate = components['schemas']['PlantUpdate']
+/** One event of the change feed. */
+export type Change = components['schemas']['Change']
+type ChangePage = components['schemas']['ChangePage']
+
+export interface ChangesOptions {
+  /** Resume after this cursor (a Change's `seq`); from the oldest event kept when left out. */
+  after?: number
+  /** Events per page. */
+  limit?: number
+  /** Keep waiting for new events, long polls of `wait` seconds each (30 by default), until `signal`; false: stop once caught up. */
+  follow?: boolean
+  wait?: number
+  signal?: AbortSignal
+}
 /** The filters of GET /plants: `tag`, and `limit` for the size of each page fetched. */
 export type PlantsQuery = Omit<NonNullable<paths['/plants']['get']['parameters']['query']>, 'after'>
 
@@ -29,7 +45,11 @@ export interface PlantStoreClient {
   plants: (query?: PlantsQuery) => AsyncGenerator<StoredPlant, void, undefined>
   getPlant: (id: bigint) => Promise<StoredPlant>
   createPlant: (plant: NewPlant) => Promise<Plant>
+  /** Replaces a plant's name and tag; with `ifMatch` (an ETag read before), only if it is still that plant (else a 412 precondition_failed). */
+  updatePlant: (id: bigint, plant: PlantUpdate, ifMatch?: string) => Promise<StoredPlant>
   deletePlant: (id: bigint) => Promise<void>
+  /** Every event of the change feed after `after`, in commit order, each once: save a Change's `seq` to resume after it. */
+  changes: (options?: ChangesOptions) => AsyncGenerator<Change, void, undefined>
 }
 
 /** The Plant Store client: the operations throw a PlantStoreError when the answer is not a success. */
@@ -51,6 +71,19 @@ export function createPlantStoreClient ({ baseUrl, token, fetch, headers = {} }:
     },
     getPlant: async (id) => orThrow(await api.GET('/plants/{id}', { params: { path: { id } } })),
     createPlant: async (plant) => orThrow(await api.POST('/plants', { body: plant })),
-    deletePlant: async (id) => { orThrow(await api.DELETE('/plants/{id}', { params: { path: { id } } })) }
+    updatePlant: async (id, plant, ifMatch) => orThrow(await api.PUT('/plants/{id}', {
+      params: { path: { id }, header: ifMatch === undefined ? undefined : { 'If-Match': ifMatch } }, body: plant
+    })),
+    deletePlant: async (id) => { orThrow(await api.DELETE('/plants/{id}', { params: { path: { id } } })) },
+    async * changes ({ after, limit, follow = true, wait = 30, signal } = {}) {
+      for (let cursor = after; signal?.aborted !== true;) {
+        const query = { after: cursor, limit, wait: follow ? wait : 0 }
+        // JSON: the stream is the answer to Accept: text/event-stream only.
+        const page = orThrow(await api.GET('/plants/changes', { params: { query }, signal })) as ChangePage
+        yield * page.changes
+        cursor = page.next
+        if (!follow && page.changes.length === 0) return
+      }
+    }
   }
 }

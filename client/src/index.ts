@@ -1,4 +1,4 @@
-export { createPlantStoreClient, type NewPlant, type Plant, type PlantsQuery, type PlantStoreClient, type PlantStoreClientOptions, type StoredPlant } from './client.ts'
+export { createPlantStoreClient, type Change, type ChangesOptions, type NewPlant, type Plant, type PlantsQuery, type PlantStoreClient, type PlantStoreClientOptions, type PlantUpdate, type StoredPlant } from './client.ts'
 export { PlantStoreError, orThrow, type ErrorBody, type ErrorCode } from './errors.ts'
 export { parseExact, stringifyExact } from './json.ts'
 export { nextLink } from './links.ts'

@@ -74,6 +74,33 @@ t.test('the iterator pages through 1,000 plants by following each Link rel="next
   t.equal(requests.length, 1)
 })
 
+t.test('the client follows the change feed: every change once, in order, ids exact; a stale If-Match is a precondition_failed', async (t) => {
+  const { client } = setup()
+  // Only what this test does: start after what the others wrote.
+  const start = (await client.api.GET('/plants/changes', { params: { query: { limit: 1 } } })).data as { latest: number }
+  const controller = new AbortController()
+  const followed: string[] = []
+  const following = (async () => {
+    for await (const change of client.changes({ after: start.latest, limit: 2, wait: 5, signal: controller.signal })) {
+      followed.push(`${change.type} ${change.id}`)
+      if (followed.length === 4) controller.abort()
+    }
+  })().catch((err: unknown) => { if (!controller.signal.aborted) throw err })
+  await client.createPlant({ id: MAX - 10n, name: 'Aloe' })
+  const read = await client.api.GET('/plants/{id}', { params: { path: { id: MAX - 10n } } })
+  const etag = read.response.headers.get('etag')!
+  t.same(await client.updatePlant(MAX - 10n, { name: 'Aloe vera' }, etag), { id: MAX - 10n, name: 'Aloe vera' })
+  const stale = await client.updatePlant(MAX - 10n, { name: 'Agave' }, etag).catch((err: unknown) => err)
+  t.match(stale, { status: 412, code: 'precondition_failed' }, 'the ETag read before the update is stale')
+  await client.createPlant({ id: MIN + 10n, name: 'Moss' })
+  await client.deletePlant(MAX - 10n)
+  await following
+  t.same(followed, [`plant.created ${MAX - 10n}`, `plant.updated ${MAX - 10n}`, `plant.created ${MIN + 10n}`, `plant.deleted ${MAX - 10n}`])
+  const replayed: bigint[] = []
+  for await (const change of client.changes({ after: start.latest, follow: false })) replayed.push(change.id)
+  t.same(replayed, [MAX - 10n, MAX - 10n, MIN + 10n, MAX - 10n], 'read again from the same cursor: the same events, and the iterator ends once caught up')
+})
+
 t.test('an answer that is not a success throws a PlantStoreError typed by its code', async (t) => {
   const { client } = setup()
   const url = server.url
