@@ -35,12 +35,13 @@ export function instrumentations (): Instrumentation[] {
     }),
     new UndiciInstrumentation({
       requireParentforSpans: true,
-      // A receiver's URL may carry its own secret in the query.
-      startSpanHook: (request) => {
-        const query = request.path.indexOf('?')
-        if (query === -1) return {}
-        return { 'url.full': `${request.origin}${request.path.slice(0, query)}?${REDACTED}`, 'url.query': REDACTED }
-      }
+      // A receiver's URL may carry its own secret, in its path (as Slack's do) or its query:
+      // only the origin is recorded; the subscription's id is on the attempt's span.
+      startSpanHook: (request) => ({
+        'url.full': `${request.origin}/${REDACTED}`,
+        'url.path': REDACTED,
+        ...request.path.includes('?') ? { 'url.query': REDACTED } : {}
+      })
     })
   ]
 }

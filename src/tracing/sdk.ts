@@ -4,7 +4,7 @@ import { NodeSDK, type NodeSDKConfiguration } from '@opentelemetry/sdk-node'
 import { VERSION } from '../process/project.ts'
 import { tracing } from './hooks.ts'
 import { instrumentations } from './instrumentations.ts'
-import { correlateLogs } from './log-correlation.ts'
+import { correlate } from './log-correlation.ts'
 import { serviceSpans } from './spans.ts'
 
 // Imported only when tracing is on (see src/server.ts): the SDK, its exporters and the
@@ -32,7 +32,7 @@ export function startTracing (spanProcessors?: NodeSDKConfiguration['spanProcess
   })
   sdk.start()
   // After @fastify/otel's own subscriber (registered by start), so its span exists first.
-  const onFastify = (message: unknown): void => correlateLogs((message as { fastify: FastifyInstance }).fastify)
+  const onFastify = (message: unknown): void => correlate((message as { fastify: FastifyInstance }).fastify)
   subscribe('fastify.initialization', onFastify)
   tracing.spans = serviceSpans(VERSION)
   return {
