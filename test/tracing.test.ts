@@ -1,4 +1,4 @@
-import { SpanKind } from '@opentelemetry/api'
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import t, { type Test } from 'tap'
 import { exporter, everythingRecorded, parentOf, traceOf, traceparent } from './helpers/tracing.ts'
@@ -12,6 +12,7 @@ import { BATCH_SIZE, SPAN } from '../src/tracing/spans.ts'
 const { AUTH, postPlant, testApp, TOKEN } = await import('./helpers/app.ts')
 const { startReceiver } = await import('./helpers/receiver.ts')
 const { retryUntil } = await import('./helpers/wait.ts')
+const { GroupCommit } = await import('../src/store/group-commit.ts')
 
 const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c'
 const CALLER_SPAN = 'b7ad6b7169203331'
@@ -129,6 +130,42 @@ t.test('a delivery attempt is a trace of its own, linked to its create, and send
   const post = one(t, attemptTrace, 'POST')
   t.equal(parentOf(post), attempt.spanContext().spanId, 'undici\'s span is the attempt\'s child')
   t.equal(spanId, post.spanContext().spanId, 'the receiver\'s traceparent names undici\'s span')
+})
+
+t.test('a batch refused is split: each try a batch span, the failed ones marked with the error\'s class, each wait ended once', async (t) => {
+  const commit = new GroupCommit<string, string>({
+    write: (items) => {
+      if (items.includes('bad')) throw new TypeError('refused: bad')
+      return items
+    },
+    sizeOf: () => 1,
+    maxBatch: 10,
+    maxQueueBytes: 1000
+  })
+  await trace.getTracer('test').startActiveSpan('caller', async (caller) => {
+    const results = await Promise.allSettled(['good', 'bad'].map(async (item) => await commit.submit(item)))
+    t.same(results.map((result) => result.status), ['fulfilled', 'rejected'])
+    caller.end()
+  })
+  const spans = exporter.getFinishedSpans()
+  const batches = named(spans, SPAN.batch)
+  t.same(batches.map((batch) => batch.attributes[BATCH_SIZE]).sort(), [1, 1, 2], 'the pair, then each alone')
+  t.same(batches.filter((batch) => batch.status.code === SpanStatusCode.ERROR).map((batch) => batch.attributes['error.type']), ['TypeError', 'TypeError'],
+    'the pair and the bad one failed, by class; no message')
+  const waits = named(spans, SPAN.wait)
+  t.equal(waits.length, 2)
+  t.ok(waits.every((wait) => wait.links.length === 1), 'each wait linked to the first try only')
+})
+
+t.test('an attempt that fails says so: not delivered, the receiver\'s status, an error status', async (t) => {
+  const app = await testApp(t, { WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_MAX_ATTEMPTS: '1' })
+  const receiver = await startReceiver(t, () => 503)
+  t.equal((await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: receiver.url } })).statusCode, 201)
+  t.equal((await postPlant(app, { id: 9, name: 'Ficus' })).statusCode, 200)
+  await receiver.waitFor(1)
+  const { value: [attempt] } = await retryUntil(async () => named(exporter.getFinishedSpans(), SPAN.attempt), (spans) => spans.length > 0, 5000, 10)
+  t.match(attempt.attributes, { 'plant_store.delivery.attempt': 1, 'http.response.status_code': 503, 'plant_store.delivery.delivered': false })
+  t.equal(attempt.status.code, SpanStatusCode.ERROR)
 })
 
 // Every attribute the service's spans may carry: docs/production.md lists them.

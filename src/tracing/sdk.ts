@@ -1,4 +1,5 @@
 import { subscribe } from 'node:diagnostics_channel'
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { NodeSDK, type NodeSDKConfiguration } from '@opentelemetry/sdk-node'
 import { VERSION } from '../process/project.ts'
@@ -9,6 +10,10 @@ import { serviceSpans } from './spans.ts'
 
 // Imported only when tracing is on (see src/server.ts): the SDK, its exporters and the
 // instrumentations' hooks never load otherwise.
+
+// At shutdown, the spans still buffered get this long: an unreachable collector must not
+// hold the exit past the grace (the exporter's own timeout is 10 s an attempt).
+const SHUTDOWN_MS = 1000
 
 export interface Tracing {
   /** Exports the spans still buffered, then stops. */
@@ -38,7 +43,7 @@ export function startTracing (spanProcessors?: NodeSDKConfiguration['spanProcess
   return {
     shutdown: async () => {
       tracing.spans = undefined
-      await sdk.shutdown()
+      await Promise.race([sdk.shutdown(), sleep(SHUTDOWN_MS, undefined, { ref: false })])
     }
   }
 }

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { TOKEN } from '../helpers/app.ts'
 import { startOtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts'
@@ -82,4 +84,20 @@ t.test('the default protocol (OTLP/HTTP protobuf) exports too', async (t) => {
   const carrying = exports.find((one) => one.body.includes(traceId))!
   t.equal(carrying.path, '/v1/traces')
   t.equal(carrying.contentType, 'application/x-protobuf')
+})
+
+t.test('a collector that never answers does not hold the shutdown past its grace', async (t) => {
+  const hanging = createServer(() => {})
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => { hanging.closeAllConnections(); hanging.close() })
+  const server = await startServer(t, {
+    API_TOKENS: TOKEN,
+    SHUTDOWN_GRACE_MS: '3000',
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`,
+    // Buffered until the shutdown sends them.
+    OTEL_BSP_SCHEDULE_DELAY: '60000'
+  })
+  t.equal((await server.request('POST', '/plants', { body: { id: 1, name: 'Ficus' } })).statusCode, 200)
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0, 'a clean exit within the grace, the spans given up')
 })
