@@ -2,6 +2,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { TOKEN } from '../helpers/app.ts'
+import { postgresUnavailable, startPostgres } from '../helpers/postgres-cluster.ts'
 import { startOtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.ts'
 import { startReceiver } from '../helpers/receiver.ts'
 import { startServer } from '../helpers/server.ts'
@@ -73,6 +74,23 @@ t.test('on with OTEL_* variables alone: a create\'s spans reach an OTLP/HTTP rec
   t.equal(delivery.length, 1, 'the receiver\'s traceparent is of the delivery attempt\'s trace, exported too')
   t.same(delivery[0].links.map((link) => link.traceId), [CALLER_TRACE], 'which links to the create\'s trace')
   t.match(delivery[0].attributes, { 'plant_store.delivery.attempt': 1, 'http.response.status_code': 200 })
+})
+
+t.test('on PostgreSQL, the service as started patches pg (imported after the SDK): a create\'s statement is in its trace', { skip: postgresUnavailable() }, async (t) => {
+  const otlp = await startOtlpReceiver(t)
+  const database = await startPostgres(t)
+  const server = await startServer(t, {
+    API_TOKENS: TOKEN,
+    ...PROMPT,
+    DATABASE_URL: await database.createDatabase('tracing'),
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json'
+  })
+  t.equal((await server.request('POST', '/plants', { body: { id: 1, name: 'Ficus' }, headers: { traceparent: TRACEPARENT } })).statusCode, 200)
+  const { value: statements } = await retryUntil(async () => otlp.spans.filter((span) => span.traceId === CALLER_TRACE && span.attributes['db.system.name'] === 'postgresql'),
+    (spans) => spans.length > 0, 10_000, 20)
+  const batch = otlp.spans.find((span) => span.traceId === CALLER_TRACE && span.name === 'group-commit batch')
+  t.ok(statements.some((span) => span.parentSpanId === batch?.spanId), 'a pg statement span, a child of the batch commit')
 })
 
 t.test('the default protocol (OTLP/HTTP protobuf) exports too', async (t) => {
