@@ -13,6 +13,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Pool } from 'undici'
 import { freePort } from '../test/helpers/free-port.ts'
+import { tracingEnv } from './otlp-sink.ts'
 import { createPlant, fail, ROOT, settings, type Build, type RequestSpec, type Scenario } from './scenarios.ts'
 
 export const TOKEN = `bench-${randomBytes(12).toString('base64url')}`
@@ -95,7 +96,7 @@ async function startServer (scenario: Scenario, build: Build, dir: string): Prom
   const child = track(spawn(command, args, {
     cwd: ROOT,
     stdio: ['ignore', out, out],
-    env: { ...process.env, HOST: '127.0.0.1', PORT: String(port), API_TOKENS: TOKEN, LOG_LEVEL: 'info', ...env }
+    env: { ...process.env, ...await tracingEnv(), HOST: '127.0.0.1', PORT: String(port), API_TOKENS: TOKEN, LOG_LEVEL: 'info', ...env }
   }))
   closeSync(out)
   for (const deadline = Date.now() + 30_000; ; await sleep(50)) {

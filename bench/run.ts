@@ -13,6 +13,7 @@
  *   BENCH_POSTGRES_URL=…      the postgres rows' database; else a throwaway cluster if PostgreSQL is installed
  *   BENCH_RESULTS=path.json   where the JSON goes   BENCH_KEEP=1   keep the temp dir (logs, databases)
  *   BENCH_ROUNDS=6            bench:ab only: alternating rounds
+ *   BENCH_TRACING=1           the services trace every request, exported to a local sink (bench/otlp-sink.ts)
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'

@@ -4,11 +4,11 @@ import { onReload } from './process/reload-signal.ts'
 import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
-import { buildApp } from './app.ts'
 import { loadConfig } from './config.ts'
 import { flushLog } from './log/logger.ts'
 import { startLine } from './process/start-line.ts'
 import { devToken, devTokenFile } from './tokens/dev-token.ts'
+import { tracingWanted } from './tracing/wanted.ts'
 
 function cannotStart (err: unknown): never {
   process.stderr.write(`plant-store: cannot start: ${err instanceof Error ? err.message : String(err)}\n`)
@@ -22,6 +22,10 @@ try {
   cannotStart(err)
 }
 
+// Tracing starts before the app is imported: the SDK patches the PostgreSQL driver as it
+// loads. Off (no exporter configured), nothing of OpenTelemetry is imported.
+const tracing = tracingWanted(process.env) ? (await import('./tracing/sdk.ts')).startTracing() : undefined
+const { buildApp } = await import('./app.ts')
 const app = await buildApp(config).catch(cannotStart)
 
 // SIGTERM / SIGINT: serve, not ready, for SHUTDOWN_DELAY_MS (load balancers lag), then
@@ -42,6 +46,7 @@ closeWithGrace({
     await sleep(config.shutdownDelayMs)
   }
   await app.close()
+  await tracing?.shutdown()
   await flushLog()
 })
 

@@ -28,7 +28,7 @@ const TOKEN_PARAMETER = 'access_token'
 const PERCENT_ESCAPE = /%([0-9a-f]{2})/gi
 
 /** The URL as logged: the value of every parameter a decoding, case-insensitive reader takes for access_token, cut out. */
-function loggedUrl (url: string): string {
+export function loggedUrl (url: string): string {
   const query = url.indexOf('?')
   if (query === -1) return url
   const pairs = url.slice(query + 1).split('&').map((pair) => {

@@ -1,5 +1,6 @@
 import type { Metrics } from '../plugins/metrics.ts'
 import type { PlantStore } from '../store/store.ts'
+import { tracing } from '../tracing/hooks.ts'
 
 /** The store with each operation's latency and outcome recorded; the engines stay unaware. */
 export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
@@ -16,7 +17,12 @@ export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
     }
   }
   return {
-    create: async (plant) => await timed('create', store.create(plant), (result) => result.outcome),
+    create: async (plant) => {
+      const result = await timed('create', store.create(plant), (result) => result.outcome)
+      // Its deliveries' traces link to it.
+      if (result.outcome === 'created') tracing.spans?.created(plant.id)
+      return result
+    },
     get: async (id) => await timed('get', store.get(id), (plant) => plant === undefined ? 'absent' : 'found'),
     list: async (query) => await timed('list', store.list(query), () => 'ok'),
     update: async (id, change, precondition) => await timed('update', store.update(id, change, precondition), (result) => result.outcome),

@@ -1,3 +1,4 @@
+import { tracing } from '../tracing/hooks.ts'
 import { StoreBusy, StoreUnavailable } from './errors.ts'
 
 /** The most bytes (as sizeOf counts them) one batch holds; an item larger than this is a batch of its own. */
@@ -24,6 +25,8 @@ interface Entry<Item, Result> {
   bytes: number
   resolve: (result: Result) => void
   reject: (error: unknown) => void
+  /** Its wait in the queue, when traced. */
+  wait: unknown
 }
 
 /**
@@ -53,7 +56,7 @@ export class GroupCommit<Item, Result> {
     if (this.#bytes > 0 && this.#bytes + bytes > this.#options.maxQueueBytes) throw new StoreBusy()
     this.#bytes += bytes
     return await new Promise<Result>((resolve, reject) => {
-      this.#queue.push({ item, bytes, resolve, reject })
+      this.#queue.push({ item, bytes, resolve, reject, wait: tracing.spans?.queued() })
       this.#schedule()
     })
   }
@@ -102,8 +105,12 @@ export class GroupCommit<Item, Result> {
   async #commit (batch: Array<Entry<Item, Result>>): Promise<void> {
     this.#options.onBatch?.(batch.length)
     let results: Result[]
+    const items = batch.map((entry) => entry.item)
+    const spans = tracing.spans
     try {
-      results = await this.#options.write(batch.map((entry) => entry.item))
+      results = await (spans === undefined
+        ? this.#options.write(items)
+        : spans.batch(batch.map((entry) => entry.wait), batch.length, async () => await this.#options.write(items)))
     } catch (error) {
       if (batch.length === 1 || error instanceof StoreUnavailable || error instanceof StoreBusy) {
         for (const entry of batch) this.#answer(entry).reject(error)

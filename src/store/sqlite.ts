@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3'
+import { tracing } from '../tracing/hooks.ts'
 import { openDatabase } from './sqlite-open.ts'
 import { SqliteChanges } from './sqlite-changes.ts'
 import { SqliteDurable } from './sqlite-durable.ts'
@@ -42,7 +43,9 @@ export class SqliteStore implements PlantStore {
   async create (plant: StoredPlant): Promise<CreateResult> {
     return await this.#durable.write(plantBytes(plant), (): CreateResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        this.webhooks.announce('plant.created', plant.id, announcement(plant))
+        const announce = (): void => this.webhooks.announce('plant.created', plant.id, announcement(plant))
+        if (tracing.spans === undefined) announce()
+        else tracing.spans.outbox(announce)
         return { outcome: 'created', plant }
       }
       const existing = toPlant(this.#statements.get.get(plant.id)!)

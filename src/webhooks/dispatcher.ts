@@ -7,6 +7,7 @@ import { ReceiverBreaker } from './receiver-breaker.ts'
 import type { AttemptResult, Sender } from './sender.ts'
 import { FAILURES_TO_PAUSE, MAX_PAUSE_MS, POLL_INTERVAL_MS, retryDelay, type DispatcherSettings } from './dispatch-policy.ts'
 import { signingKey } from './signature.ts'
+import { tracing } from '../tracing/hooks.ts'
 
 /** A subscription as the dispatcher holds it: with its signing key, made once. */
 type Subscribed = StoredSubscription & { key: KeyObject }
@@ -184,7 +185,9 @@ export class Dispatcher {
   async #attempt (subscription: Subscribed, delivery: DueDelivery, sent: () => void): Promise<void> {
     const started = performance.now()
     let pauseMs: number | undefined
-    const result = await this.#sender.send({ url: subscription.url, key: subscription.key, id: delivery.id, payload: delivery.payload })
+    const send = async (): Promise<AttemptResult> => await this.#sender.send({ url: subscription.url, key: subscription.key, id: delivery.id, payload: delivery.payload })
+    const spans = tracing.spans
+    const result = await (spans === undefined ? send() : spans.attempt({ webhook: subscription.id, delivery: delivery.id, attempt: delivery.attempts + 1, payload: delivery.payload }, send))
       // Told to the breaker before the slot is freed: a pause keeps it empty.
       .then((result) => { pauseMs = this.#counted(subscription, result); return result })
       .finally(sent)

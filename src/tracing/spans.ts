@@ -1,0 +1,107 @@
+import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Link, type Span, type SpanContext } from '@opentelemetry/api'
+import type { ServiceSpans } from './hooks.ts'
+
+// The service's own span names and attributes (docs/production.md lists them).
+export const SPAN = {
+  wait: 'group-commit wait',
+  batch: 'group-commit batch',
+  outbox: 'outbox write',
+  attempt: 'webhook delivery'
+} as const
+export const BATCH_SIZE = 'plant_store.batch.size'
+
+// Creates remembered for their deliveries' links: the latest, by plant id, in this process.
+const REMEMBERED_CREATES = 10_000
+// A plant.created's body starts with its id (see announcement in src/store/webhooks.ts).
+const CREATED_ID = /^\{"id":(\d+),/
+
+interface Wait { span: Span, parent: Context, ended: boolean }
+
+/** The spans of src/tracing/hooks.ts, made with the tracer of the SDK started. */
+export function serviceSpans (version: string): ServiceSpans {
+  const tracer = trace.getTracer('plant-store', version)
+  const creates = new Map<string, SpanContext>()
+
+  function recording (): Span | undefined {
+    const span = trace.getSpan(context.active())
+    return span?.isRecording() === true ? span : undefined
+  }
+
+  return {
+    queued: () => {
+      if (recording() === undefined) return undefined
+      const parent = context.active()
+      const span = tracer.startSpan(SPAN.wait, {}, parent)
+      return { span, parent, ended: false } satisfies Wait
+    },
+
+    batch: async (waits, size, write) => {
+      const served = waits.filter((wait): wait is Wait => wait !== undefined)
+      // A batch of background writes only (the outbox's upkeep, attempts' records) is not traced.
+      if (served.length === 0) return await write()
+      // A child of the first request it serves, beside its wait; the others find it by their link.
+      const { parent } = served[0]
+      const span = tracer.startSpan(SPAN.batch, {
+        attributes: { [BATCH_SIZE]: size },
+        links: served.map((wait) => ({ context: wait.span.spanContext() }))
+      }, parent)
+      for (const wait of served) {
+        // A split batch's halves: their waits ended with the first try.
+        if (wait.ended) continue
+        wait.span.addLink({ context: span.spanContext() })
+        wait.span.end()
+        wait.ended = true
+      }
+      try {
+        return await context.with(trace.setSpan(parent, span), write)
+      } catch (err) {
+        // The error's name only: a message may quote what was written.
+        span.setStatus({ code: SpanStatusCode.ERROR })
+        span.setAttribute('error.type', err instanceof Error ? err.name : 'unknown')
+        throw err
+      } finally {
+        span.end()
+      }
+    },
+
+    outbox: (write) => {
+      if (recording() === undefined) return write()
+      return tracer.startActiveSpan(SPAN.outbox, (span) => {
+        try {
+          return write()
+        } finally {
+          span.end()
+        }
+      })
+    },
+
+    created: (plantId) => {
+      const span = recording()
+      if (span === undefined) return
+      const key = String(plantId)
+      creates.delete(key)
+      creates.set(key, span.spanContext())
+      if (creates.size > REMEMBERED_CREATES) creates.delete(creates.keys().next().value!)
+    },
+
+    attempt: async ({ webhook, delivery, attempt, payload }, send) => {
+      const created = CREATED_ID.exec(payload.subarray(0, 32).toString('latin1'))?.[1]
+      const link = created === undefined ? undefined : creates.get(created)
+      const links: Link[] = link === undefined ? [] : [{ context: link }]
+      const span = tracer.startSpan(SPAN.attempt, {
+        root: true,
+        links,
+        attributes: { 'plant_store.webhook.id': webhook, 'plant_store.delivery.id': delivery, 'plant_store.delivery.attempt': attempt }
+      }, ROOT_CONTEXT)
+      try {
+        const outcome = await context.with(trace.setSpan(ROOT_CONTEXT, span), send)
+        if (outcome.statusCode !== undefined) span.setAttribute('http.response.status_code', outcome.statusCode)
+        span.setAttribute('plant_store.delivery.delivered', outcome.delivered)
+        if (!outcome.delivered) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error })
+        return outcome
+      } finally {
+        span.end()
+      }
+    }
+  }
+}
