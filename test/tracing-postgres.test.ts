@@ -30,7 +30,7 @@ t.test('a PostgreSQL create: its statement is a child of the batch commit; a del
     t.equal(parentOf(statement), batch.spanContext().spanId, `${statement.name} is a child of the batch`)
     t.equal(statement.kind, SpanKind.CLIENT)
   }
-  t.match(statements.map((span) => span.attributes['db.query.text']).find((text) => text !== undefined), /^WITH batch AS .*INSERT INTO plants .*INSERT INTO webhook_deliveries/s,
+  t.match(statements.map((span) => span.attributes['db.query.text']).find((text) => text !== undefined), /^WITH events_lock AS .*INSERT INTO plants .*INSERT INTO webhook_events .*INSERT INTO webhook_deliveries/s,
     'the create\'s one statement writes the plant and its outbox, its values bound as parameters')
 
   const DELETE_CALLER = 'a'.repeat(32)
