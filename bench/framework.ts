@@ -9,7 +9,7 @@ import bearerAuth from '@fastify/bearer-auth'
 import { Type } from '@sinclair/typebox'
 import Fastify from 'fastify'
 import { parse } from 'lossless-json'
-import { NewPlant, Plant, PlantIdParams, PlantListQuery, ref, sharedSchemas, StoredPlant } from '../schemas/index.ts'
+import { NewPlant, Plant, PlantIdParams, PlantListQuery, PlantUpdate, ref, sharedSchemas, StoredPlant } from '../schemas/index.ts'
 import { buildValidatorCompiler } from '../src/http/validation.ts'
 
 const plants = new Map<bigint, StoredPlant>()
@@ -37,6 +37,16 @@ app.post('/plants', { schema: { body: ref(NewPlant), response: { 200: ref(Plant)
   plants.set(id, tag === undefined ? { id, name } : { id, name, tag })
   ordered = undefined
   return { name, tag }
+})
+
+app.put('/plants/:id', { schema: { params: PlantIdParams, body: ref(PlantUpdate), response: { 200: ref(StoredPlant) } } }, async (request, reply) => {
+  const { id } = request.params as { id: bigint }
+  if (!plants.has(id)) return reply.callNotFound()
+  const { name, tag } = request.body as PlantUpdate
+  const plant = tag === undefined ? { id, name } : { id, name, tag }
+  plants.set(id, plant)
+  ordered = undefined
+  return plant
 })
 
 app.get('/plants/:id', { schema: { params: PlantIdParams, response: { 200: ref(StoredPlant) } } }, async (request, reply) => {

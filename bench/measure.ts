@@ -134,10 +134,9 @@ function cpuTicks (pid: number): number {
 
 const rssKb = (pid: number): number => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
 
-async function wrk (port: number, request: RequestSpec, seconds: number, ids: { base?: number, cycle?: number }): Promise<LoadResult> {
-  const args = [`token=${TOKEN}`, `method=${request.method}`, `path=${request.path}`, `threads=${settings.threads}`]
+async function wrk (port: number, request: RequestSpec, seconds: number, ids: { base: number, cycle?: number }): Promise<LoadResult> {
+  const args = [`token=${TOKEN}`, `method=${request.method}`, `path=${request.path}`, `threads=${settings.threads}`, `base=${ids.base}`]
   if (request.body !== undefined) args.push(`body=${request.body}`)
-  if (ids.base !== undefined) args.push(`base=${ids.base}`)
   if (ids.cycle !== undefined) args.push(`cycle=${ids.cycle}`)
   const [command, ...argv] = onCore(1, ['wrk', '-t', String(settings.threads), '-c', String(settings.connections), '-d', `${seconds}s`,
     '--timeout', '10s', '-s', join(ROOT, 'bench', 'request.lua'), `http://127.0.0.1:${port}`, '--', ...args])
@@ -151,9 +150,10 @@ async function wrk (port: number, request: RequestSpec, seconds: number, ids: { 
   return JSON.parse(line.slice('BENCH_RESULT '.length))
 }
 
-// Every run takes its ids from a block of its own, so a run never repeats a warm-up's id (a cheap
-// retry, not a create); the first block is random, so a PostgreSQL database that outlives the
-// bench gets fresh ids too. Blocks stay below 2^53, where wrk's Lua doubles stop being exact.
+// Every run takes its fresh ids (and `{n}`s) from a block of its own, so a run never repeats a
+// warm-up's: a create retried, or an update to the same name, would write nothing. The first
+// block is random, so a PostgreSQL database that outlives the bench gets fresh ids too. Blocks
+// stay below 2^53, where wrk's Lua doubles stop being exact.
 let nextBlock = randomInt(1, 8_000_000)
 const idBlock = (): number => 1e9 * nextBlock++
 
@@ -214,7 +214,7 @@ export async function runScenario (scenario: Scenario, build: Build, root: strin
       const { status, text } = await call(server.port, 'POST', '/webhooks', { url: receiver.url })
       if (status !== 201) fail(`cannot subscribe the bench's receiver: ${status} ${text}`)
     }
-    const ids = (): { base?: number, cycle?: number } => scenario.request.reads === true ? { cycle: scenario.prefill } : { base: idBlock() }
+    const ids = (): { base: number, cycle?: number } => ({ base: idBlock(), cycle: scenario.request.existing === true ? scenario.prefill : undefined })
     if (settings.warmupSeconds > 0) await wrk(server.port, scenario.request, settings.warmupSeconds, ids())
     for (let i = 0; i < runs; i++) {
       const [log, ticks, received, started] = [statSync(server.log).size, cpuTicks(server.pid), receiver?.received() ?? 0, performance.now()]

@@ -1,6 +1,7 @@
--- wrk script for every scenario: one request template whose `{id}` (in path and body) gets an id per request.
--- Arguments after `--`, each key=value: token, method, path, body, threads (wrk -t), base (first id) and,
--- for reads, cycle=n: ids 1..n in a scattered order. Without cycle every request sends an id never sent before.
+-- wrk script for every scenario: one request template whose `{id}` (in path and body) gets an id per request,
+-- and `{n}` a number no request of the run sent before (the id itself, unless ids cycle).
+-- Arguments after `--`, each key=value: token, method, path, body, threads (wrk -t), base (first fresh number)
+-- and, for existing plants, cycle=n: ids 1..n in a scattered order. Without cycle every id is fresh.
 -- done() prints one line, `BENCH_RESULT {json}`, that bench/measure.ts reads.
 
 local thread_count = 0
@@ -13,17 +14,26 @@ end
 local SCATTER = 1000003
 local opt, n, headers = {}, 0, nil
 
--- The text before and after `{id}`, split once rather than searched in every request.
+-- A template split once at its tokens, rather than searched in every request: literal text at
+-- odd indices, token names (`id`, `n`) at even ones.
 local function split (template)
   if template == nil then return nil end
-  local before, after = string.match(template, '^(.-){id}(.*)$')
-  if before == nil then return { template } end
-  return { before, after }
+  local parts, rest = {}, template
+  while true do
+    local before, token, after = string.match(rest, '^(.-){(%a+)}(.*)$')
+    if before == nil then break end
+    parts[#parts + 1], parts[#parts + 2], rest = before, token, after
+  end
+  parts[#parts + 1] = rest
+  return parts
 end
 
-local function fill (parts, id)
-  if parts == nil or parts[2] == nil then return parts and parts[1] end
-  return parts[1] .. id .. parts[2]
+local values, filled = {}, {}
+local function fill (parts)
+  if parts == nil then return nil end
+  -- An unknown token is sent as written.
+  for i, part in ipairs(parts) do filled[i] = i % 2 == 1 and part or values[part] or '{' .. part .. '}' end
+  return table.concat(filled, '', 1, #parts)
 end
 
 function init (args)
@@ -38,19 +48,18 @@ function init (args)
 end
 
 function request ()
-  local id
+  -- Thread t of T sends base + t, base + t + T, ...: never the same number, together almost in order.
+  local fresh = opt.base + tid + n * opt.threads
+  local id = fresh
   if opt.cycle then
     -- Each thread starts elsewhere in the cycle, so the threads do not read the same rows in step.
     local i = math.floor(opt.cycle / opt.threads) * tid + n
     id = 1 + (i % opt.cycle * SCATTER) % opt.cycle
-  else
-    -- Thread t of T sends base + t, base + t + T, ...: never the same id, together almost in order.
-    id = opt.base + tid + n * opt.threads
   end
   n = n + 1
   -- %.0f: ids are doubles, exact below 2^53; %d overflows on some builds.
-  local s = string.format('%.0f', id)
-  return wrk.format(opt.method, fill(opt.path, s), headers, fill(opt.body, s))
+  values.id, values.n = string.format('%.0f', id), string.format('%.0f', fresh)
+  return wrk.format(opt.method, fill(opt.path), headers, fill(opt.body))
 end
 
 function done (summary, latency)

@@ -8,7 +8,7 @@
  *   BENCH_SECONDS=10  BENCH_WARMUP_SECONDS=3   each measured run, and the warm-up before it
  *   BENCH_RUNS=1              measured runs per scenario; the table shows the median
  *   BENCH_CONNECTIONS=50  BENCH_THREADS=2   wrk -c and -t
- *   BENCH_PREFILL=100000      plants stored before the reads
+ *   BENCH_PREFILL=100000      plants stored before the reads and updates
  *   BENCH_ONLY=a,b            only these scenarios ('sqlite, no group commit' is one name)
  *   BENCH_POSTGRES_URL=…      the postgres rows' database; else a throwaway cluster if PostgreSQL is installed
  *   BENCH_RESULTS=path.json   where the JSON goes   BENCH_KEEP=1   keep the temp dir (logs, databases)
@@ -79,6 +79,10 @@ async function main (): Promise<number> {
           failed > 0 ? `${int(failed)} INVALID` : '0', `${Math.round(row.runs.at(-1)!.cpu.server * 100)}%`])
   }
   console.log(table(lines))
+  for (const { name, beside } of selected) {
+    const [mine, theirs] = [name, beside].map((n) => results.rows.find((r) => r.name === n)?.requestsPerSecond)
+    if (mine !== undefined && theirs !== undefined && theirs > 0) console.log(`${name}: ${(mine / theirs).toFixed(2)}× the requests/s of ${beside} on the same store (${int(mine)}/s against ${int(theirs)}/s)`)
+  }
   for (const row of results.rows) {
     const hooks = row.runs.at(-1)?.webhooks
     if (hooks !== undefined) console.log(`${row.name}: ${int(hooks.received)} deliveries received during the run, ${hooks.pending ?? 'unknown'} pending after it`)

@@ -33,11 +33,11 @@ export const settings = {
 
 export interface RequestSpec {
   method: string
-  /** `{id}` is replaced by the request's id, in path and body alike. */
+  /** `{id}` is replaced by the request's id, `{n}` by a number no request of the run sent before, in path and body alike. */
   path: string
   body?: string
-  /** Reads cycle over the prefilled ids 1..prefill; otherwise every request sends a fresh id. */
-  reads?: boolean
+  /** Ids cycle over the prefilled plants 1..prefill; otherwise every request sends a fresh id. */
+  existing?: boolean
 }
 
 export interface Scenario {
@@ -52,10 +52,14 @@ export interface Scenario {
   postgres?: boolean
   /** Subscribed to a local receiver that answers 200 at once. */
   webhook?: boolean
+  /** A service row on the same store whose requests/s the output sets beside this row's. */
+  beside?: string
 }
 
 export const createPlant: RequestSpec = { method: 'POST', path: '/plants', body: '{"id":{id},"name":"Monstera deliciosa","tag":"tropical"}' }
-const getPlant: RequestSpec = { method: 'GET', path: '/plants/{id}', reads: true }
+const getPlant: RequestSpec = { method: 'GET', path: '/plants/{id}', existing: true }
+// A fresh name every request: an update that changes nothing writes nothing.
+const updatePlant: RequestSpec = { method: 'PUT', path: '/plants/{id}', body: '{"name":"Monstera {n}","tag":"tropical"}', existing: true }
 const getPage: RequestSpec = { method: 'GET', path: '/plants?limit=100' }
 
 /** Set by the runner when it starts a throwaway cluster, or BENCH_POSTGRES_URL. */
@@ -68,6 +72,7 @@ const postgres = (env: Record<string, string> = {}) => () => ({ DATABASE_URL: cl
 const noGroupCommit = { GROUP_COMMIT_MAX_BATCH: '1' }
 
 const CREATE = 'framework'
+const UPDATE = 'framework PUT /plants/{id}'
 const READ = 'framework GET /plants/{id}'
 const PAGE = 'framework GET /plants?limit=100'
 
@@ -79,6 +84,8 @@ export const scenarios: Scenario[] = [
   { name: 'sqlite, no group commit', server: sqlite(noGroupCommit), request: createPlant, compareTo: CREATE },
   { name: 'postgres', server: postgres(), request: createPlant, compareTo: CREATE, postgres: true },
   { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, compareTo: CREATE, postgres: true },
+  { name: UPDATE, server: 'framework', request: updatePlant, prefill: settings.prefill, compareTo: UPDATE },
+  { name: 'sqlite PUT /plants/{id}', server: sqlite(), request: updatePlant, prefill: settings.prefill, compareTo: UPDATE, beside: 'sqlite' },
   { name: READ, server: 'framework', request: getPlant, prefill: settings.prefill, compareTo: READ },
   { name: 'sqlite GET /plants/{id}', server: sqlite(), request: getPlant, prefill: settings.prefill, compareTo: READ },
   { name: PAGE, server: 'framework', request: getPage, prefill: settings.prefill, compareTo: PAGE },

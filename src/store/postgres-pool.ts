@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
 import { monotonicMs } from '../process/clock.ts'
 import { StoreBusy, StoreUnavailable } from './errors.ts'
@@ -7,7 +8,11 @@ import type { StoreContext } from './store.ts'
 
 // A statement rolled back for a concurrent one's sake (or refused a connection) runs this
 // many times at most, then answers 503.
-const STATEMENT_RUNS = 3
+const STATEMENT_RUNS = 4
+// Run again at once, a rolled-back statement meets the same transactions still in flight
+// (tens of ms under load): it first waits a random time up to this, doubled per run (full
+// jitter), at most 10 + 20 + 40 ms in all.
+const RERUN_WAIT_MS = 10
 // Once the server has refused a connection for lack of slots, the pool keeps to those it has this long.
 const KEEP_TO_OPEN_MS = 10_000
 // A pool too busy to serve is logged at most this often: under load it would be every request.
@@ -92,7 +97,10 @@ export class PostgresPool {
           continue
         }
         if (concurrent || notRun || (noConnectionSlot(err) && this.#keepToOpenConnections(err))) {
-          if (run < STATEMENT_RUNS) continue
+          if (run < STATEMENT_RUNS) {
+            if (concurrent) await sleep(Math.random() * RERUN_WAIT_MS * 2 ** (run - 1))
+            continue
+          }
           this.#log.warn({ err, runs: run }, 'a statement did not complete in any of its runs; answering 503')
           throw new StoreUnavailable({ cause: err })
         }

@@ -99,7 +99,9 @@ export async function migrate (pool: pg.Pool): Promise<void> {
   const ignore = (): void => {}
   client.on('error', ignore)
   try {
-    await client.query('BEGIN')
+    // Read committed whatever the database's default: each statement then sees what the
+    // instance that held the lock before committed, not a snapshot from before the wait.
+    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED')
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
     await client.query(`CREATE TABLE IF NOT EXISTS plant_store_migrations (
       version    integer PRIMARY KEY,
