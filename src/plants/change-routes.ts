@@ -93,8 +93,9 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
         feed = await read({ after: cursor, limit: STREAM_CHUNK })
       }
     } catch (err) {
-      // Headers are sent: the stream ends, and the client resumes from its last event.
-      reply.log.warn({ err, cursor }, 'change feed: a stream ended early; its client resumes from Last-Event-ID')
+      // Headers are sent: the stream ends, and the client resumes from its last event. A
+      // client gone is no news.
+      if (sse.isConnected) reply.log.warn({ err, cursor }, 'change feed: a stream ended early (the store failed?); its client resumes from Last-Event-ID')
     }
   }
 
