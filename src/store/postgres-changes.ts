@@ -1,6 +1,6 @@
 import type { EventType } from '../../schemas/webhook.ts'
 import type { ChangeFeed, ChangeQuery, ChangeRead } from './changes.ts'
-import type { Query } from './postgres-plants.ts'
+import type { Query } from './postgres-pool.ts'
 
 // Any fixed number, the same in every instance. Every transaction that writes events takes
 // it before its first write and holds it to its commit, so seqs are drawn in commit order:

@@ -1,8 +1,8 @@
-import type pg from 'pg'
 import { PlantRejected, StoreUnavailable } from './errors.ts'
 import { refused } from './postgres-connection.ts'
 import { samePlant, type CreateResult, type StoredPlant } from './store.ts'
 import { EVENTS_LOCK_CTE, EVENTS_LOCKED } from './postgres-changes.ts'
+import type { Query } from './postgres-pool.ts'
 import { NEW_DELIVERY_ID } from './postgres-webhooks.ts'
 import { announcement, DEFAULT_MAX_PENDING } from './webhooks.ts'
 
@@ -10,9 +10,6 @@ import { announcement, DEFAULT_MAX_PENDING } from './webhooks.ts'
 
 /** A row as node-postgres returns it: int8 as a string, bytea as a Buffer. */
 export interface Row { id: string, name: Buffer, tag: Buffer | null }
-
-/** Runs one statement; an unreachable database is thrown as StoreUnavailable. */
-export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>
 
 export const SELECT_PLANTS = 'SELECT id, name, tag FROM plants'
 

@@ -156,6 +156,9 @@ export class PostgresPool {
 /** Runs statements sent together as one implicit transaction: see PostgresPool.script. */
 export type Script = (text: string) => Promise<pg.QueryResult[]>
 
+/** Runs one statement; an unreachable database is thrown as StoreUnavailable. */
+export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>
+
 // Named statements are parsed and planned once per connection; the texts are constants, so names are few.
 const statementNames = new Map<string, string>()
 function statementName (text: string): string {

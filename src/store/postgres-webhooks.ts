@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { PLANT_CREATED, type DeliveryStatus } from '../../schemas/webhook.ts'
-import type { Query } from './postgres-plants.ts'
-import type { Script } from './postgres-pool.ts'
+import type { Query, Script } from './postgres-pool.ts'
 import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 import {
   DEFAULT_MAX_PENDING, eventBitSql, eventMask, PLANT_DELETED,
