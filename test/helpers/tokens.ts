@@ -38,6 +38,8 @@ const SUBSCRIPTION = `/webhooks/wh_${'0'.repeat(32)}`
 export const GUARDED: Array<{ method: string, path: string, url: string, scope: Scope, payload?: unknown }> = [
   { method: 'GET', path: '/plants', url: '/plants', scope: 'plants:read' },
   { method: 'HEAD', path: '/plants', url: '/plants', scope: 'plants:read' },
+  { method: 'GET', path: '/plants/changes', url: '/plants/changes', scope: 'plants:read' },
+  { method: 'HEAD', path: '/plants/changes', url: '/plants/changes', scope: 'plants:read' },
   { method: 'GET', path: '/plants/{id}', url: '/plants/1', scope: 'plants:read' },
   { method: 'HEAD', path: '/plants/{id}', url: '/plants/1', scope: 'plants:read' },
   { method: 'POST', path: '/plants', url: '/plants', scope: 'plants:write', payload: { id: 1, name: 'Basil' } },
