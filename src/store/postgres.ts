@@ -3,14 +3,15 @@ import { StoreUnavailable } from './errors.ts'
 import { GroupCommit } from './group-commit.ts'
 import { Outage } from './outage.ts'
 import { probe, unavailable } from './postgres-connection.ts'
-import { deletePlant, updatePlant } from './postgres-events.ts'
+import { deletePlant } from './postgres-events.ts'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
 import { PostgresPool } from './postgres-pool.ts'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
 import { PostgresChanges } from './postgres-changes.ts'
+import { AGAIN, updateBatch, wrote, type Update } from './postgres-updates.ts'
 import { PostgresWebhooks } from './postgres-webhooks.ts'
 import {
-  pageStart, plantBytes, type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
+  changed, pageStart, plantBytes, settledUpdate, type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
   type StoreContext, type UpdateResult
 } from './store.ts'
 
@@ -33,6 +34,7 @@ export class PostgresStore implements PlantStore {
   readonly #log: StoreContext['log']
   readonly #outage: Outage
   readonly #creates: GroupCommit<StoredPlant, CreateResult | Error>
+  readonly #updates: GroupCommit<Update, UpdateResult | typeof AGAIN>
   readonly #closing = new AbortController()
   readonly #started: Promise<void>
   #ready = false
@@ -55,6 +57,8 @@ export class PostgresStore implements PlantStore {
     const query = this.#pool.query.bind(this.#pool)
     this.webhooks = new PostgresWebhooks(query, this.#pool.script.bind(this.#pool))
     this.changes = new PostgresChanges(query)
+    // WRITE_QUEUE_LIMIT_BYTES bounds what waits in both queues together.
+    const waiting = { bytes: 0 }
     this.#creates = new GroupCommit({
       write: async (plants) => {
         const results = await createBatch(query, plants, this.webhooks.maxPending)
@@ -65,7 +69,22 @@ export class PostgresStore implements PlantStore {
       sizeOf: plantBytes,
       maxBatch,
       maxQueueBytes,
-      onBatch
+      onBatch,
+      waiting
+    })
+    // A second queue, not one of mixed writes: each batch stays one statement, its only commit.
+    this.#updates = new GroupCommit({
+      write: async (updates) => {
+        const results = await updateBatch(query, updates, this.webhooks.maxPending)
+        this.#outage.recover(true)
+        if (wrote(results)) this.#changed()
+        return results
+      },
+      sizeOf: (update) => plantBytes(changed(update.id, update.change)),
+      maxBatch,
+      maxQueueBytes,
+      onBatch,
+      waiting
     })
     this.#started = this.#start(firstAttempt)
   }
@@ -91,12 +110,19 @@ export class PostgresStore implements PlantStore {
     return rows.map(toPlant)
   }
 
-  // Statements of their own, compare-and-set, each with its event (see postgres-events.ts).
+  // Looks before it writes, so that an absent, stale or unchanged plant costs no commit; the
+  // batch writes only if the plant is still the one read (see postgres-updates.ts).
   async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
-    const result = await updatePlant(this.#pool.query.bind(this.#pool), id, change, precondition, this.webhooks.maxPending)
-    if (result.outcome === 'updated') this.#changed()
-    return result
+    for (;;) {
+      const previous = await this.get(id)
+      const settled = settledUpdate(previous, change, precondition)
+      if (settled !== undefined) return settled
+      const result = await this.#updates.submit({ id, change, precondition, previous: previous! })
+      if (result !== AGAIN) return result
+    }
   }
+
+  // A statement of its own, compare-and-set, with its event (see postgres-events.ts).
 
   async delete (id: bigint): Promise<boolean> {
     const deleted = await deletePlant(this.#pool.query.bind(this.#pool), this.#pool.script.bind(this.#pool), id, this.webhooks.maxPending)
@@ -119,6 +145,7 @@ export class PostgresStore implements PlantStore {
     this.#closing.abort()
     await this.#started
     await this.#creates.drain()
+    await this.#updates.drain()
     await this.#outage.close()
     await this.#pool.close()
   }
