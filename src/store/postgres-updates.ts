@@ -1,7 +1,7 @@
 import { PlantRejected } from './errors.ts'
 import { refused } from './postgres-connection.ts'
 import { EVENTS_LOCK_CTE, EVENTS_LOCKED } from './postgres-changes.ts'
-import { announcing, bytes } from './postgres-events.ts'
+import { AGAIN, announcing, bytes } from './postgres-events.ts'
 import { utf8, type Query } from './postgres-plants.ts'
 import { changed, settledUpdate, type PlantChange, type Precondition, type StoredPlant, type UpdateResult } from './store.ts'
 import { updatedAnnouncement } from './webhooks.ts'
@@ -10,9 +10,6 @@ import { updatedAnnouncement } from './webhooks.ts'
 
 /** An update waiting for its group commit: what to write, and the plant it read when it had to write. */
 export interface Update { id: bigint, change: PlantChange, precondition?: Precondition, previous: StoredPlant }
-
-/** The answer of an update whose plant changed since it was read: read it and decide again. */
-export const AGAIN = Symbol('again')
 
 // Each plant is written once, from the state read to the last state of its updates (compare
 // and set: a plant another writer changed since is left alone), with the event of each of

@@ -3,12 +3,13 @@ import { StoreUnavailable } from './errors.ts'
 import { GroupCommit } from './group-commit.ts'
 import { Outage } from './outage.ts'
 import { probe, unavailable } from './postgres-connection.ts'
-import { deletePlant } from './postgres-events.ts'
+import { deleteBatch } from './postgres-deletes.ts'
+import { AGAIN } from './postgres-events.ts'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
 import { PostgresPool } from './postgres-pool.ts'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
 import { PostgresChanges } from './postgres-changes.ts'
-import { AGAIN, updateBatch, wrote, type Update } from './postgres-updates.ts'
+import { updateBatch, wrote, type Update } from './postgres-updates.ts'
 import { PostgresWebhooks } from './postgres-webhooks.ts'
 import {
   changed, pageStart, plantBytes, settledUpdate, type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
@@ -35,6 +36,7 @@ export class PostgresStore implements PlantStore {
   readonly #outage: Outage
   readonly #creates: GroupCommit<StoredPlant, CreateResult | Error>
   readonly #updates: GroupCommit<Update, UpdateResult | typeof AGAIN>
+  readonly #deletes: GroupCommit<StoredPlant, boolean | typeof AGAIN>
   readonly #closing = new AbortController()
   readonly #started: Promise<void>
   #ready = false
@@ -55,9 +57,10 @@ export class PostgresStore implements PlantStore {
     this.#outage = new Outage(log, 'PostgreSQL', async () => await probe(url, PROBE))
     this.#pool = new PostgresPool(url, poolSize, log, this.#outage, () => this.#available())
     const query = this.#pool.query.bind(this.#pool)
-    this.webhooks = new PostgresWebhooks(query, this.#pool.script.bind(this.#pool))
+    const script = this.#pool.script.bind(this.#pool)
+    this.webhooks = new PostgresWebhooks(query, script)
     this.changes = new PostgresChanges(query)
-    // WRITE_QUEUE_LIMIT_BYTES bounds what waits in both queues together.
+    // WRITE_QUEUE_LIMIT_BYTES bounds what waits in the three queues together.
     const waiting = { bytes: 0 }
     this.#creates = new GroupCommit({
       write: async (plants) => {
@@ -72,7 +75,8 @@ export class PostgresStore implements PlantStore {
       onBatch,
       waiting
     })
-    // A second queue, not one of mixed writes: each batch stays one statement, its only commit.
+    // A queue for each kind of write, not one of mixed writes: each batch stays one statement
+    // (a delete's, one script), its only commit, so a failed batch wrote nothing.
     this.#updates = new GroupCommit({
       write: async (updates) => {
         const results = await updateBatch(query, updates, this.webhooks.maxPending)
@@ -81,6 +85,19 @@ export class PostgresStore implements PlantStore {
         return results
       },
       sizeOf: (update) => plantBytes(changed(update.id, update.change)),
+      maxBatch,
+      maxQueueBytes,
+      onBatch,
+      waiting
+    })
+    this.#deletes = new GroupCommit({
+      write: async (plants) => {
+        const results = await deleteBatch(script, plants, this.webhooks.maxPending)
+        this.#outage.recover(true)
+        if (results.includes(true)) this.#changed()
+        return results
+      },
+      sizeOf: plantBytes,
       maxBatch,
       maxQueueBytes,
       onBatch,
@@ -122,12 +139,14 @@ export class PostgresStore implements PlantStore {
     }
   }
 
-  // A statement of its own, compare-and-set, with its event (see postgres-events.ts).
-
+  // Looks first too: deleting no plant costs no commit (see postgres-deletes.ts).
   async delete (id: bigint): Promise<boolean> {
-    const deleted = await deletePlant(this.#pool.query.bind(this.#pool), this.#pool.script.bind(this.#pool), id, this.webhooks.maxPending)
-    if (deleted) this.#changed()
-    return deleted
+    for (;;) {
+      const plant = await this.get(id)
+      if (plant === undefined) return false
+      const result = await this.#deletes.submit(plant)
+      if (result !== AGAIN) return result
+    }
   }
 
   /** After a committed change: the store took a write, its deliveries (if any) go out now, and feed readers read on. */
@@ -146,6 +165,7 @@ export class PostgresStore implements PlantStore {
     await this.#started
     await this.#creates.drain()
     await this.#updates.drain()
+    await this.#deletes.drain()
     await this.#outage.close()
     await this.#pool.close()
   }
