@@ -7,7 +7,7 @@ import type { Query } from '../src/store/postgres-pool.ts'
 const MiB = 1024 * 1024
 
 /** A group commit of named items whose size is given, recording every write. */
-function recorder (options: { maxBatch?: number, maxQueueBytes?: number, refuse?: (item: string) => Error | undefined } = {}) {
+function recorder (options: { maxBatch?: number, maxQueueBytes?: number, refuse?: (item: string) => Error | undefined, waiting?: { bytes: number } } = {}) {
   const writes: string[][] = []
   const sizes = new Map<string, number>()
   const commit = new GroupCommit<string, string>({
@@ -21,7 +21,8 @@ function recorder (options: { maxBatch?: number, maxQueueBytes?: number, refuse?
     },
     sizeOf: (item) => sizes.get(item) ?? 100,
     maxBatch: options.maxBatch ?? 512,
-    maxQueueBytes: options.maxQueueBytes ?? 64 * MiB
+    maxQueueBytes: options.maxQueueBytes ?? 64 * MiB,
+    waiting: options.waiting
   })
   const submit = async (item: string, bytes?: number) => {
     if (bytes !== undefined) sizes.set(item, bytes)
@@ -50,6 +51,17 @@ t.test('a full queue refuses at once with StoreBusy; bytes are released as items
   t.equal(await submit('fourth', 1000), 'fourth written', 'the queue is empty again')
   t.equal(await submit('larger than the limit', 5000), 'larger than the limit written', 'taken when nothing waits')
   await commit.drain()
+})
+
+t.test('queues sharing their waiting bytes are bounded together (the PostgreSQL creates and updates)', async (t) => {
+  const waiting = { bytes: 0 }
+  const creates = recorder({ maxQueueBytes: 1000, waiting })
+  const updates = recorder({ maxQueueBytes: 1000, waiting })
+  const first = creates.submit('create', 600)
+  await t.rejects(updates.submit('update', 600), StoreBusy, 'the other queue holds 600 of the 1000 bytes')
+  t.equal(await first, 'create written')
+  t.equal(await updates.submit('update', 600), 'update written', 'released once answered')
+  t.equal(waiting.bytes, 0)
 })
 
 t.test('a refused item is isolated: the batch is split until it stands alone, the others are written', async (t) => {

@@ -18,7 +18,12 @@ export interface GroupCommitOptions<Item, Result> {
   maxQueueBytes: number
   /** Told the size of every write, those of a split batch included. */
   onBatch?: (size: number) => void
+  /** The count of waiting bytes, when shared with other queues that maxQueueBytes bounds in total. */
+  waiting?: WaitingBytes
 }
+
+/** The bytes of every item submitted and not yet answered, those being written included. */
+export interface WaitingBytes { bytes: number }
 
 interface Entry<Item, Result> {
   item: Item
@@ -37,13 +42,13 @@ interface Entry<Item, Result> {
 export class GroupCommit<Item, Result> {
   readonly #options: GroupCommitOptions<Item, Result>
   #queue: Array<Entry<Item, Result>> = []
-  /** The bytes of every item submitted and not yet answered, those being written included. */
-  #bytes = 0
+  readonly #waiting: WaitingBytes
   #scheduled = false
   #flushing: Promise<void> | undefined
 
   constructor (options: GroupCommitOptions<Item, Result>) {
     this.#options = options
+    this.#waiting = options.waiting ?? { bytes: 0 }
   }
 
   /**
@@ -53,8 +58,8 @@ export class GroupCommit<Item, Result> {
    */
   async submit (item: Item): Promise<Result> {
     const bytes = this.#options.sizeOf(item)
-    if (this.#bytes > 0 && this.#bytes + bytes > this.#options.maxQueueBytes) throw new StoreBusy()
-    this.#bytes += bytes
+    if (this.#waiting.bytes > 0 && this.#waiting.bytes + bytes > this.#options.maxQueueBytes) throw new StoreBusy()
+    this.#waiting.bytes += bytes
     return await new Promise<Result>((resolve, reject) => {
       this.#queue.push({ item, bytes, resolve, reject, wait: tracing.spans?.queued() })
       this.#schedule()
@@ -126,7 +131,7 @@ export class GroupCommit<Item, Result> {
 
   /** Releases the entry's bytes from the queue, for the caller to answer it. */
   #answer (entry: Entry<Item, Result>): Entry<Item, Result> {
-    this.#bytes -= entry.bytes
+    this.#waiting.bytes -= entry.bytes
     return entry
   }
 }

@@ -3,14 +3,16 @@ import { StoreUnavailable } from './errors.ts'
 import { GroupCommit } from './group-commit.ts'
 import { Outage } from './outage.ts'
 import { probe, unavailable } from './postgres-connection.ts'
-import { deletePlant, updatePlant } from './postgres-events.ts'
+import { deleteBatch } from './postgres-deletes.ts'
+import { AGAIN } from './postgres-events.ts'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
 import { PostgresPool } from './postgres-pool.ts'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
 import { PostgresChanges } from './postgres-changes.ts'
+import { updateBatch, wrote, type Update } from './postgres-updates.ts'
 import { PostgresWebhooks } from './postgres-webhooks.ts'
 import {
-  pageStart, plantBytes, type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
+  changed, pageStart, plantBytes, settledUpdate, type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
   type StoreContext, type UpdateResult
 } from './store.ts'
 
@@ -33,6 +35,8 @@ export class PostgresStore implements PlantStore {
   readonly #log: StoreContext['log']
   readonly #outage: Outage
   readonly #creates: GroupCommit<StoredPlant, CreateResult | Error>
+  readonly #updates: GroupCommit<Update, UpdateResult | typeof AGAIN>
+  readonly #deletes: GroupCommit<StoredPlant, boolean | typeof AGAIN>
   readonly #closing = new AbortController()
   readonly #started: Promise<void>
   #ready = false
@@ -53,8 +57,11 @@ export class PostgresStore implements PlantStore {
     this.#outage = new Outage(log, 'PostgreSQL', async () => await probe(url, PROBE))
     this.#pool = new PostgresPool(url, poolSize, log, this.#outage, () => this.#available())
     const query = this.#pool.query.bind(this.#pool)
-    this.webhooks = new PostgresWebhooks(query, this.#pool.script.bind(this.#pool))
+    const script = this.#pool.script.bind(this.#pool)
+    this.webhooks = new PostgresWebhooks(query, script)
     this.changes = new PostgresChanges(query)
+    // WRITE_QUEUE_LIMIT_BYTES bounds what waits in the three queues together.
+    const waiting = { bytes: 0 }
     this.#creates = new GroupCommit({
       write: async (plants) => {
         const results = await createBatch(query, plants, this.webhooks.maxPending)
@@ -65,7 +72,36 @@ export class PostgresStore implements PlantStore {
       sizeOf: plantBytes,
       maxBatch,
       maxQueueBytes,
-      onBatch
+      onBatch,
+      waiting
+    })
+    // A queue for each kind of write, not one of mixed writes: each batch stays one statement
+    // (a delete's, one script), its only commit, so a failed batch wrote nothing.
+    this.#updates = new GroupCommit({
+      write: async (updates) => {
+        const results = await updateBatch(query, updates, this.webhooks.maxPending)
+        this.#outage.recover(true)
+        if (wrote(results)) this.#changed()
+        return results
+      },
+      sizeOf: (update) => plantBytes(changed(update.id, update.change)),
+      maxBatch,
+      maxQueueBytes,
+      onBatch,
+      waiting
+    })
+    this.#deletes = new GroupCommit({
+      write: async (plants) => {
+        const results = await deleteBatch(script, plants, this.webhooks.maxPending)
+        this.#outage.recover(true)
+        if (results.includes(true)) this.#changed()
+        return results
+      },
+      sizeOf: plantBytes,
+      maxBatch,
+      maxQueueBytes,
+      onBatch,
+      waiting
     })
     this.#started = this.#start(firstAttempt)
   }
@@ -91,17 +127,26 @@ export class PostgresStore implements PlantStore {
     return rows.map(toPlant)
   }
 
-  // Statements of their own, compare-and-set, each with its event (see postgres-events.ts).
+  // Looks before it writes, so that an absent, stale or unchanged plant costs no commit; the
+  // batch writes only if the plant is still the one read (see postgres-updates.ts).
   async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
-    const result = await updatePlant(this.#pool.query.bind(this.#pool), id, change, precondition, this.webhooks.maxPending)
-    if (result.outcome === 'updated') this.#changed()
-    return result
+    for (;;) {
+      const previous = await this.get(id)
+      const settled = settledUpdate(previous, change, precondition)
+      if (settled !== undefined) return settled
+      const result = await this.#updates.submit({ id, change, precondition, previous: previous! })
+      if (result !== AGAIN) return result
+    }
   }
 
+  // Looks first too: deleting no plant costs no commit (see postgres-deletes.ts).
   async delete (id: bigint): Promise<boolean> {
-    const deleted = await deletePlant(this.#pool.query.bind(this.#pool), this.#pool.script.bind(this.#pool), id, this.webhooks.maxPending)
-    if (deleted) this.#changed()
-    return deleted
+    for (;;) {
+      const plant = await this.get(id)
+      if (plant === undefined) return false
+      const result = await this.#deletes.submit(plant)
+      if (result !== AGAIN) return result
+    }
   }
 
   /** After a committed change: the store took a write, its deliveries (if any) go out now, and feed readers read on. */
@@ -119,6 +164,8 @@ export class PostgresStore implements PlantStore {
     this.#closing.abort()
     await this.#started
     await this.#creates.drain()
+    await this.#updates.drain()
+    await this.#deletes.drain()
     await this.#outage.close()
     await this.#pool.close()
   }

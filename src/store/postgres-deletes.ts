@@ -1,0 +1,61 @@
+import { EVENTS_LOCK } from './postgres-changes.ts'
+import { AGAIN, announcing, bytes, literal } from './postgres-events.ts'
+import { utf8 } from './postgres-plants.ts'
+import type { Script } from './postgres-pool.ts'
+import type { StoredPlant } from './store.ts'
+import { deletedAnnouncement, PLANT_DELETED } from './webhooks.ts'
+
+// Deletes that arrive together share one transaction, as creates and updates do.
+
+/**
+ * Deletes the plants still as they were read, then announces each deletion, in one
+ * transaction (two statements: each would otherwise update a subscription's count twice).
+ * A delete erases the plant's earlier payloads and fails their pending deliveries; the
+ * ids it deleted pass to the second statement in a transaction-local setting.
+ */
+function deleteScript (plants: StoredPlant[], maxPending: number): string {
+  // Quoted: a bare -9223372036854775808::bigint casts 9223372036854775808 first, out of range.
+  const id = (plant: StoredPlant): string => `'${plant.id}'::bigint`
+  const read = plants.map((plant) => `(${id(plant)}, ${literal(utf8(plant.name))}, ${literal(bytes(plant.tag))})`)
+  const payloads = plants.map((plant, i) => `(${id(plant)}, ${literal(deletedAnnouncement(plant))}, ${i})`)
+  return `SELECT pg_advisory_xact_lock(${EVENTS_LOCK});
+    WITH batch (id, name, tag) AS (VALUES ${read.join(', ')}),
+    gone AS (
+      DELETE FROM plants USING batch
+      WHERE plants.id = batch.id AND plants.name = batch.name AND plants.tag IS NOT DISTINCT FROM batch.tag
+      RETURNING plants.id),
+    erased AS (UPDATE webhook_events SET payload = NULL WHERE plant_id IN (SELECT id FROM gone) AND payload IS NOT NULL RETURNING seq),
+    failed AS (
+      UPDATE webhook_deliveries SET status = 'failed', last_error = '${PLANT_DELETED}', next_attempt_at = NULL, settled_at = now(),
+        lease = NULL, lease_until = NULL
+      WHERE event_seq IN (SELECT seq FROM erased) AND status = 'pending' RETURNING webhook_id),
+    counted AS (
+      UPDATE webhooks SET pending = webhooks.pending - failed_per.n
+      FROM (SELECT webhook_id, count(*) AS n FROM failed GROUP BY webhook_id) AS failed_per WHERE webhooks.id = failed_per.webhook_id)
+    SELECT set_config('plant_store.deleted', coalesce(string_agg(id::text, ','), ''), true) AS deleted FROM gone;
+  WITH gone AS (
+    SELECT plant_id, payload, ord FROM (VALUES ${payloads.join(', ')}) AS batch (plant_id, payload, ord)
+    WHERE plant_id = ANY (string_to_array(current_setting('plant_store.deleted'), ',')::bigint[])),
+    ${announcing('gone', 'plant.deleted', String(Math.trunc(maxPending)))}
+  SELECT count(*)::int AS announced FROM events`
+}
+
+/**
+ * Deletes a batch of plants, each as it was read, in one transaction: true for the first
+ * delete of each plant deleted, false for the others of it in the batch (it is gone by
+ * then); AGAIN for every delete of a plant changed since it was read.
+ */
+export async function deleteBatch (script: Script, plants: StoredPlant[], maxPending: number): Promise<Array<boolean | typeof AGAIN>> {
+  const firsts = new Map<bigint, StoredPlant>()
+  for (const plant of plants) if (!firsts.has(plant.id)) firsts.set(plant.id, plant)
+  // Ids ascending, as creates and updates lock theirs.
+  const [, { rows: [{ deleted }] }] = await script(deleteScript([...firsts.values()].sort((a, b) => a.id < b.id ? -1 : 1), maxPending))
+  const gone = new Set((deleted as string).split(',').filter((id) => id !== '').map(BigInt))
+  const answered = new Set<bigint>()
+  return plants.map((plant) => {
+    if (!gone.has(plant.id)) return AGAIN
+    if (answered.has(plant.id)) return false
+    answered.add(plant.id)
+    return true
+  })
+}
