@@ -1,5 +1,6 @@
 import type { LookupAddress } from 'node:dns'
 import { SpanKind } from '@opentelemetry/api'
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
 import t from 'tap'
 import { exporter, everythingRecorded, idsOf, linksOf, parentOf, traceOf, traceparent } from './helpers/tracing.ts'
 import { NOT_RECORDED } from '../src/tracing/instrumentations.ts'
@@ -32,8 +33,14 @@ t.test('tracing on PostgreSQL', { skip: postgresUnavailable() }, async (t) => {
     t.ok(batch, 'a batch commit span')
     const statements = spans.filter((span) => span.attributes['db.system.name'] === 'postgresql')
     t.ok(statements.length > 0, 'pg was patched: its statements are traced')
+    // A connection opened for the batch (the pool's other one busy) is a child of the pool's connect.
+    const byId = new Map(spans.map((span) => [span.spanContext().spanId, span]))
+    const ancestors = (span: ReadableSpan): string[] => {
+      const parent = byId.get(parentOf(span) ?? '')
+      return parent === undefined ? [] : [parent.spanContext().spanId, ...ancestors(parent)]
+    }
     for (const statement of statements) {
-      t.equal(parentOf(statement), batch.spanContext().spanId, `${statement.name} is a child of the batch`)
+      t.ok(ancestors(statement).includes(batch.spanContext().spanId), `${statement.name} is within the batch`)
       t.equal(statement.kind, SpanKind.CLIENT)
     }
     t.match(statements.map((span) => span.attributes['db.query.text']).find((text) => text !== undefined), /^WITH events_lock AS .*INSERT INTO plants .*INSERT INTO webhook_events .*INSERT INTO webhook_deliveries/s,
