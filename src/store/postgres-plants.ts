@@ -22,11 +22,11 @@ export const SELECT_PAGE_BY_TAG = `${SELECT_PLANTS} WHERE md5(tag) = md5($1::byt
 
 // The plants are inserted, and each one inserted is announced, in one statement: its
 // event (its payload, once: the change feed's record; the request's trace context, $6,
-// when traced) and its deliveries commit with it,
-// after EVENTS_LOCK (see postgres-changes.ts), taken before any row is written. The
-// subscriptions choosing plant.created (bit 1, see eventBit) are locked (FOR NO KEY
-// UPDATE: a delete, and another statement counting, wait for it), in id order; a
-// subscription deleted meanwhile then finds the deliveries (see unsubscribe). Each enabled
+// when traced) and its deliveries commit with it, after EVENTS_LOCK (see
+// postgres-changes.ts), taken before any row is written. The subscriptions choosing
+// plant.created (bit 1, see eventBit) are locked (FOR NO KEY UPDATE: a delete, and another
+// statement counting, wait for it), in id order; a subscription deleted meanwhile then
+// finds the deliveries (see unsubscribe). Each enabled
 // subscription below its bound ($5 pending) gets a delivery of each event and counts them;
 // one the batch would take past it is disabled instead, the batch's first event its first missed.
 const INSERT_PLANTS = `WITH ${EVENTS_LOCK_CTE}, batch AS (
