@@ -1,8 +1,12 @@
 import type { Metrics } from '../plugins/metrics.ts'
-import type { PlantStore } from '../store/store.ts'
+import type { CreateResult, PlantStore } from '../store/store.ts'
 import { tracing } from '../tracing/hooks.ts'
 
-/** The store with each operation's latency and outcome recorded; the engines stay unaware. */
+/**
+ * The store with each operation's latency and outcome recorded, and, when the request is
+ * traced, its trace context given with each change for the change's event to keep (its
+ * deliveries' traces link to it); the engines stay unaware of both.
+ */
 export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
   const histogram = metrics.storeOperations
   async function timed<T> (operation: string, work: Promise<T>, outcome: (result: T) => string): Promise<T> {
@@ -16,17 +20,26 @@ export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
       throw err
     }
   }
+  const created = (result: CreateResult): string => result.outcome
   return {
     create: async (plant) => {
-      const result = await timed('create', store.create(plant), (result) => result.outcome)
-      // Its deliveries' traces link to it.
-      if (result.outcome === 'created') tracing.spans?.created(plant.id)
-      return result
+      const traceContext = tracing.spans?.traceContext()
+      if (traceContext === undefined) return await timed('create', store.create(plant), created)
+      const result = await timed('create', store.create({ ...plant, traceContext }), created)
+      // Answered as given: the trace context is the event's, not the plant's.
+      return result.outcome === 'created' ? { outcome: 'created', plant } : result
     },
     get: async (id) => await timed('get', store.get(id), (plant) => plant === undefined ? 'absent' : 'found'),
     list: async (query) => await timed('list', store.list(query), () => 'ok'),
-    update: async (id, change, precondition) => await timed('update', store.update(id, change, precondition), (result) => result.outcome),
-    delete: async (id) => await timed('delete', store.delete(id), (deleted) => deleted ? 'deleted' : 'absent'),
+    update: async (id, change, precondition) => {
+      const traceContext = tracing.spans?.traceContext()
+      const traced = traceContext === undefined ? change : { ...change, traceContext }
+      return await timed('update', store.update(id, traced, precondition), (result) => result.outcome)
+    },
+    delete: async (id) => {
+      const traceContext = tracing.spans?.traceContext()
+      return await timed('delete', store.delete(id, traceContext === undefined ? undefined : { traceContext }), (deleted) => deleted ? 'deleted' : 'absent')
+    },
     ping: async () => await store.ping(),
     webhooks: store.webhooks,
     changes: {

@@ -1,6 +1,6 @@
 import { PlantRejected, StoreUnavailable } from './errors.ts'
 import { refused } from './postgres-connection.ts'
-import { samePlant, type CreateResult, type StoredPlant } from './store.ts'
+import { samePlant, type CreateResult, type EventOrigin, type StoredPlant } from './store.ts'
 import { EVENTS_LOCK_CTE, EVENTS_LOCKED } from './postgres-changes.ts'
 import type { Query } from './postgres-pool.ts'
 import { NEW_DELIVERY_ID } from './postgres-webhooks.ts'
@@ -21,15 +21,17 @@ export const SELECT_PLANTS = 'SELECT id, name, tag FROM plants'
 export const SELECT_PAGE_BY_TAG = `${SELECT_PLANTS} WHERE md5(tag) = md5($1::bytea) AND tag = $1 AND id >= $2 ORDER BY id LIMIT $3`
 
 // The plants are inserted, and each one inserted is announced, in one statement: its
-// event (its payload, once: the change feed's record) and its deliveries commit with it,
-// after EVENTS_LOCK (see postgres-changes.ts), taken before any row is written. The
-// subscriptions choosing plant.created (bit 1, see eventBit) are locked (FOR NO KEY
-// UPDATE: a delete, and another statement counting, wait for it), in id order; a
-// subscription deleted meanwhile then finds the deliveries (see unsubscribe). Each enabled
+// event (its payload, once: the change feed's record; the request's trace context, $6,
+// when traced) and its deliveries commit with it, after EVENTS_LOCK (see
+// postgres-changes.ts), taken before any row is written. The subscriptions choosing
+// plant.created (bit 1, see eventBit) are locked (FOR NO KEY UPDATE: a delete, and another
+// statement counting, wait for it), in id order; a subscription deleted meanwhile then
+// finds the deliveries (see unsubscribe). Each enabled
 // subscription below its bound ($5 pending) gets a delivery of each event and counts them;
 // one the batch would take past it is disabled instead, the batch's first event its first missed.
 const INSERT_PLANTS = `WITH ${EVENTS_LOCK_CTE}, batch AS (
-    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[]) AS batch (id, name, tag, announcement) WHERE ${EVENTS_LOCKED}
+    SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $6::text[]) AS batch (id, name, tag, announcement, trace_context)
+    WHERE ${EVENTS_LOCKED}
   ), inserted AS (
     INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY id
     ON CONFLICT (id) DO NOTHING
@@ -37,8 +39,8 @@ const INSERT_PLANTS = `WITH ${EVENTS_LOCK_CTE}, batch AS (
   ), subscribers AS (
     SELECT id, pending, disabled_at FROM webhooks WHERE events & 1 <> 0 AND ${EVENTS_LOCKED} ORDER BY id FOR NO KEY UPDATE
   ), events AS (
-    INSERT INTO webhook_events (plant_id, payload)
-    SELECT batch.id, batch.announcement FROM inserted JOIN batch USING (id) ORDER BY batch.id
+    INSERT INTO webhook_events (plant_id, payload, trace_context)
+    SELECT batch.id, batch.announcement, batch.trace_context FROM inserted JOIN batch USING (id) ORDER BY batch.id
     RETURNING seq, plant_id
   ), counted AS (
     SELECT count(*) AS n, min(seq) AS first FROM events
@@ -65,7 +67,7 @@ const INSERT_PLANTS = `WITH ${EVENTS_LOCK_CTE}, batch AS (
  * GroupCommit split the batch); after it, errors answer only the plants not yet settled,
  * and with this schema none should come (ON CONFLICT checks constraints first; the tag index holds a hash).
  */
-export async function createBatch (query: Query, plants: StoredPlant[], maxPending = DEFAULT_MAX_PENDING): Promise<Array<CreateResult | Error>> {
+export async function createBatch (query: Query, plants: Array<StoredPlant & EventOrigin>, maxPending = DEFAULT_MAX_PENDING): Promise<Array<CreateResult | Error>> {
   const stored = new Map<bigint, StoredPlant | Error>()
   const created = new Set<StoredPlant>()
   const firsts = new Map<bigint, StoredPlant>()
@@ -99,15 +101,22 @@ export async function createBatch (query: Query, plants: StoredPlant[], maxPendi
 }
 
 /** Inserts plants of distinct ids in one statement, all or none; returns those it inserted. */
-async function insert (query: Query, plants: StoredPlant[], maxPending: number): Promise<StoredPlant[]> {
+async function insert (query: Query, plants: Array<StoredPlant & EventOrigin>, maxPending: number): Promise<StoredPlant[]> {
   try {
     const { rows } = await query<{ id: string }>(INSERT_PLANTS,
-      [plants.map((p) => String(p.id)), plants.map((p) => utf8(p.name)), plants.map((p) => p.tag === undefined ? null : utf8(p.tag)), plants.map(announcement), maxPending])
+      [plants.map((p) => String(p.id)), plants.map((p) => utf8(p.name)), plants.map((p) => p.tag === undefined ? null : utf8(p.tag)), plants.map(announcement), maxPending,
+        traceContexts(plants)])
     const inserted = new Set(rows.map((row) => BigInt(row.id)))
     return plants.filter((plant) => inserted.has(plant.id))
   } catch (err) {
     throw refused(err) ? new PlantRejected({ cause: err }) : err
   }
+}
+
+/** Each plant's trace context; null (unnest pads it with NULLs) when none was traced, as when tracing is off. */
+function traceContexts (plants: EventOrigin[]): Array<string | null> | null {
+  if (plants.every((plant) => plant.traceContext === undefined)) return null
+  return plants.map((plant) => plant.traceContext ?? null)
 }
 
 export function utf8 (text: string): Buffer {

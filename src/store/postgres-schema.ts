@@ -79,7 +79,10 @@ const migrations: string[] = [
      id             integer PRIMARY KEY CHECK (id = 1),
      pruned_through bigint NOT NULL
    );
-   INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`
+   INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`,
+  // 8: the W3C traceparent of the request that made each change, when traced: its
+  // deliveries' traces link to it whichever instance attempts them. NULL when tracing is off.
+  'ALTER TABLE webhook_events ADD COLUMN trace_context text'
 ]
 
 export const SCHEMA_VERSION = migrations.length

@@ -4,7 +4,7 @@ import { PLANT_CREATED, type DeliveryStatus } from '../../schemas/webhook.ts'
 import type { Query, Script } from './postgres-pool.ts'
 import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 import {
-  DEFAULT_MAX_PENDING, eventBitSql, eventMask, PLANT_DELETED,
+  DEFAULT_MAX_PENDING, dueDelivery, eventBitSql, eventMask, PLANT_DELETED,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome, type StoredDelivery, type StoredSubscription, type WebhookStore
 } from './webhooks.ts'
 
@@ -57,7 +57,8 @@ const CLAIM = `UPDATE webhook_deliveries SET lease = $4, lease_until = now() + $
         AND earlier.plant_id = webhook_deliveries.plant_id AND earlier.status = 'pending' AND earlier.seq < webhook_deliveries.seq)
     ORDER BY next_attempt_at LIMIT $2
     FOR UPDATE SKIP LOCKED)
-  RETURNING id, (SELECT payload FROM webhook_events WHERE webhook_events.seq = event_seq) AS payload, attempts`
+  RETURNING id, (SELECT payload FROM webhook_events WHERE webhook_events.seq = event_seq) AS payload, attempts,
+    (SELECT trace_context FROM webhook_events WHERE webhook_events.seq = event_seq) AS trace_context`
 
 /** A new delivery's id, time-ordered (see StoredDelivery); its random part is the last 20 hex digits of gen_random_uuid, PostgreSQL 13's. */
 export const NEW_DELIVERY_ID = "'msg_' || lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || right(replace(gen_random_uuid()::text, '-', ''), 20)"
@@ -181,10 +182,10 @@ export class PostgresWebhooks implements WebhookStore {
 
   async claim (webhookId: string, limit: number, leaseMs: number): Promise<DueDelivery[]> {
     const lease = randomBytes(12).toString('base64url')
-    const { rows } = await this.#query<{ id: string, payload: Buffer | null, attempts: number }>(CLAIM, [webhookId, limit, leaseMs, lease])
+    const { rows } = await this.#query<{ id: string, payload: Buffer | null, attempts: number, trace_context: string | null }>(CLAIM, [webhookId, limit, leaseMs, lease])
     const due: DueDelivery[] = []
-    for (const { id, payload, attempts } of rows) {
-      if (payload !== null) due.push({ id, payload, attempts, lease })
+    for (const { id, payload, attempts, trace_context: traceContext } of rows) {
+      if (payload !== null) due.push(dueDelivery(id, payload, attempts, lease, traceContext))
       else await this.record({ id, payload: Buffer.alloc(0), attempts, lease }, { delivered: false, error: PLANT_DELETED })
     }
     return due

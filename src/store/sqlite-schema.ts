@@ -87,7 +87,10 @@ const migrations: string[] = [
      id             INTEGER PRIMARY KEY CHECK (id = 1),
      pruned_through INTEGER NOT NULL
    ) STRICT;
-   INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`
+   INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`,
+  // 8: the W3C traceparent of the request that made each change, when traced: its
+  // deliveries' traces link to it after a restart too. NULL when tracing is off.
+  'ALTER TABLE webhook_events ADD COLUMN trace_context TEXT'
 ]
 
 export const SCHEMA_VERSION = migrations.length

@@ -6,7 +6,7 @@ import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, type DeliveryRow, type Subscrip
 // The SQLite webhook store's statements. `+` before a parameter in LIMIT or equal to a
 // non-unique index's first column (`webhook_id = +?`): see the plants' statements (sqlite.ts).
 
-export interface DueRow { id: string, payload: Buffer | null, attempts: bigint }
+export interface DueRow { id: string, payload: Buffer | null, attempts: bigint, trace_context: string | null }
 export interface Claim { webhook: string, now: number, limit: number, lease: string, until: number }
 export interface Outcome { id: string, lease: string, code: number | null, error: string | null, now: number, at: number }
 interface Announce { plant: bigint, event: number | bigint, now: number, bit: number }
@@ -28,7 +28,7 @@ const NEW_ID = "'msg_' || printf('%012x', @now) || lower(hex(randomblob(10)))"
 
 export function prepareWebhooks (db: Database.Database) {
   return {
-    event: db.prepare<[bigint, string, Buffer, number]>('INSERT INTO webhook_events (plant_id, type, payload, created_at) VALUES (?, ?, ?, ?)'),
+    event: db.prepare<[bigint, string, Buffer, number, string | null]>('INSERT INTO webhook_events (plant_id, type, payload, created_at, trace_context) VALUES (?, ?, ?, ?, ?)'),
     // Only the subscriptions choosing the event (its bit): how many, and each of them.
     wanted: db.prepare<[number], { count: bigint }>('SELECT count(*) AS count FROM webhooks WHERE events & ? <> 0'),
     // Those at the bound miss this event; a replay under way is resumed from where it was.
@@ -62,7 +62,8 @@ export function prepareWebhooks (db: Database.Database) {
                       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS earlier WHERE earlier.webhook_id = due.webhook_id
                         AND earlier.plant_id = due.plant_id AND earlier.status = 'pending' AND earlier.seq < due.seq)
                       ORDER BY due.next_attempt_at LIMIT +@limit)
-      RETURNING id, (SELECT payload FROM webhook_events WHERE webhook_events.seq = event_seq) AS payload, attempts`),
+      RETURNING id, (SELECT payload FROM webhook_events WHERE webhook_events.seq = event_seq) AS payload, attempts,
+        (SELECT trace_context FROM webhook_events WHERE webhook_events.seq = event_seq) AS trace_context`),
     delivered: db.prepare<[Outcome], { webhook_id: string }>(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'delivered', last_error = NULL,
       next_attempt_at = NULL, delivered_at = @now, settled_at = @now WHERE id = @id AND lease = @lease RETURNING webhook_id`),
     retried: db.prepare<[Outcome]>(`UPDATE webhook_deliveries SET ${RELEASE}, last_error = @error, next_attempt_at = @at

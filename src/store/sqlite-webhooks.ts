@@ -5,7 +5,7 @@ import { WRITE_OVERHEAD_BYTES } from './store.ts'
 import { prepareWebhooks, type Outcome } from './sqlite-webhook-statements.ts'
 import { toDelivery, toSubscription } from './webhook-rows.ts'
 import {
-  DEFAULT_MAX_PENDING, eventBit, eventMask, PLANT_DELETED,
+  DEFAULT_MAX_PENDING, dueDelivery, eventBit, eventMask, PLANT_DELETED,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome,
   type StoredDelivery, type StoredSubscription, type WebhookStore
 } from './webhooks.ts'
@@ -45,11 +45,11 @@ export class SqliteWebhooks implements WebhookStore {
    * Writes a plant's event (its payload once: the change feed's record of it), and a
    * delivery of it to each enabled subscription choosing it below its bound (those at the
    * bound are disabled): called by the change inside its transaction, so they commit (or
-   * roll back) with it. O(subscriptions).
+   * roll back) with it. The event keeps the change's trace context, if any. O(subscriptions).
    */
-  announce (type: EventType, plantId: bigint, payload: Buffer): void {
+  announce (type: EventType, plantId: bigint, payload: Buffer, traceContext?: string): void {
     const now = Date.now()
-    const event = this.#statements.event.run(plantId, type, payload, now).lastInsertRowid
+    const event = this.#statements.event.run(plantId, type, payload, now, traceContext ?? null).lastInsertRowid
     this.#evented = true
     this.#subscribed ??= this.#statements.count.get()!.count > 0n
     if (!this.#subscribed) return
@@ -137,8 +137,8 @@ export class SqliteWebhooks implements WebhookStore {
     return await this.#write(WRITE_OVERHEAD_BYTES, () => {
       const now = Date.now()
       const due: DueDelivery[] = []
-      for (const { id, payload, attempts } of this.#statements.claim.all({ webhook: webhookId, now, limit, lease, until: now + leaseMs })) {
-        if (payload !== null) due.push({ id, payload, attempts: Number(attempts), lease })
+      for (const { id, payload, attempts, trace_context: traceContext } of this.#statements.claim.all({ webhook: webhookId, now, limit, lease, until: now + leaseMs })) {
+        if (payload !== null) due.push(dueDelivery(id, payload, Number(attempts), lease, traceContext))
         else this.#settle(this.#statements.failed, { id, lease, code: null, error: PLANT_DELETED, now, at: now })
       }
       return due

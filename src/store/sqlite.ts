@@ -7,7 +7,7 @@ import { SqliteWebhooks } from './sqlite-webhooks.ts'
 import { announcement, deletedAnnouncement, updatedAnnouncement } from './webhooks.ts'
 import {
   changed, pageStart, plantBytes, samePlant, settledUpdate, WRITE_OVERHEAD_BYTES,
-  type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore, type StoreContext,
+  type CreateResult, type EventOrigin, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore, type StoreContext,
   type UpdateResult
 } from './store.ts'
 
@@ -40,10 +40,10 @@ export class SqliteStore implements PlantStore {
     this.changes = new SqliteChanges(db, durable.read.bind(durable))
   }
 
-  async create (plant: StoredPlant): Promise<CreateResult> {
+  async create (plant: StoredPlant & EventOrigin): Promise<CreateResult> {
     return await this.#durable.write(plantBytes(plant), (): CreateResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        const announce = (): void => this.webhooks.announce('plant.created', plant.id, announcement(plant))
+        const announce = (): void => this.webhooks.announce('plant.created', plant.id, announcement(plant), plant.traceContext)
         if (tracing.spans === undefined) announce()
         else tracing.spans.outbox(announce)
         return { outcome: 'created', plant }
@@ -69,7 +69,7 @@ export class SqliteStore implements PlantStore {
 
   // Looks before it writes, so that an absent, stale or unchanged plant costs no commit;
   // the transaction looks again, and the precondition is decided there.
-  async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
+  async update (id: bigint, change: PlantChange & EventOrigin, precondition?: Precondition): Promise<UpdateResult> {
     const settled = settledUpdate(await this.get(id), change, precondition)
     if (settled !== undefined) return settled
     const plant = changed(id, change)
@@ -79,18 +79,18 @@ export class SqliteStore implements PlantStore {
       const outcome = settledUpdate(previous, change, precondition)
       if (outcome !== undefined) return outcome
       this.#statements.update.run(plant.name, plant.tag ?? null, id)
-      this.webhooks.announce('plant.updated', id, updatedAnnouncement(previous!, plant))
+      this.webhooks.announce('plant.updated', id, updatedAnnouncement(previous!, plant), change.traceContext)
       return { outcome: 'updated', plant, previous }
     })
   }
 
-  async delete (id: bigint): Promise<boolean> {
+  async delete (id: bigint, origin?: EventOrigin): Promise<boolean> {
     return await this.#durable.write(WRITE_OVERHEAD_BYTES, () => {
       const row = this.#statements.delete.get(id)
       if (row === undefined) return false
       // Its earlier payloads are erased; the deletion itself carries the name and tag it had.
       this.webhooks.erase(id)
-      this.webhooks.announce('plant.deleted', id, deletedAnnouncement(toPlant(row)))
+      this.webhooks.announce('plant.deleted', id, deletedAnnouncement(toPlant(row)), origin?.traceContext)
       return true
     })
   }

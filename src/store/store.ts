@@ -41,16 +41,25 @@ export interface ListQuery {
   tag?: string
 }
 
+/** What a change's event keeps besides its payload, given with the change. */
+export interface EventOrigin {
+  /**
+   * The W3C traceparent of the request making the change, when traced: its deliveries'
+   * traces link to it, whichever instance attempts them. PostgreSQL keeps it for creates only.
+   */
+  traceContext?: string
+}
+
 /** What the plants module needs of a store; each engine implements it, the routes know no engine. */
 export interface PlantStore {
-  create: (plant: StoredPlant) => Promise<CreateResult>
+  create: (plant: StoredPlant & EventOrigin) => Promise<CreateResult>
   get: (id: bigint) => Promise<StoredPlant | undefined>
   /** Plants in ascending id order: a keyset page, its cost independent of the store's size. */
   list: (query: ListQuery) => Promise<StoredPlant[]>
   /** Replaces a plant's name and tag, if `precondition` accepts the plant as stored when it is written. */
-  update: (id: bigint, change: PlantChange, precondition?: Precondition) => Promise<UpdateResult>
+  update: (id: bigint, change: PlantChange & EventOrigin, precondition?: Precondition) => Promise<UpdateResult>
   /** True when a plant was deleted, false when there was none. */
-  delete: (id: bigint) => Promise<boolean>
+  delete: (id: bigint, origin?: EventOrigin) => Promise<boolean>
   /** Resolves when the store answers, rejects (StoreUnavailable) when it does not: readiness. */
   ping: () => Promise<void>
   /** The subscriptions and the outbox of their deliveries, in the same database. */

@@ -51,6 +51,13 @@ export interface DueDelivery {
   attempts: number
   /** Proves the lease when the attempt is recorded: a lease another instance took over no longer matches. */
   lease: string
+  /** The W3C traceparent its event kept: the request that made the change, traced. */
+  traceContext?: string
+}
+
+/** A delivery as a claim returns it; a trace context only when its event kept one. */
+export function dueDelivery (id: string, payload: Buffer, attempts: number, lease: string, traceContext: string | null): DueDelivery {
+  return traceContext === null ? { id, payload, attempts, lease } : { id, payload, attempts, lease, traceContext }
 }
 
 /** What an attempt came to: delivered, or not, and then either retried after `retryInMs` or failed for good. */

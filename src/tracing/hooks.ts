@@ -8,8 +8,8 @@ export interface AttemptFacts {
   delivery: string
   /** 1 for the first attempt. */
   attempt: number
-  /** The body sent: a plant.created's names the plant whose create the attempt is linked to. */
-  payload: Buffer
+  /** The W3C traceparent kept with its event: the request that made the change, which the attempt links to. */
+  traceContext?: string
 }
 
 /** What came of an attempt, as far as its span says. */
@@ -26,9 +26,9 @@ export interface ServiceSpans {
   batch: <T>(waits: unknown[], size: number, write: () => Promise<T>) => Promise<T>
   /** Runs the writing of a change's event and deliveries in a span of its own. */
   outbox: <T>(write: () => T) => T
-  /** Remembers the traced create of a plant, for its deliveries to link to. */
-  created: (plantId: bigint) => void
-  /** Runs a delivery attempt as a trace of its own, linked to the create that caused it. */
+  /** The W3C traceparent of the traced request under way, for its change's event to keep; undefined outside one. */
+  traceContext: () => string | undefined
+  /** Runs a delivery attempt as a trace of its own, linked to the change that caused it. */
   attempt: <T extends AttemptOutcome>(facts: AttemptFacts, send: () => Promise<T>) => Promise<T>
 }
 

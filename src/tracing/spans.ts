@@ -1,5 +1,6 @@
-import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Link, type Span, type SpanContext } from '@opentelemetry/api'
+import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api'
 import type { ServiceSpans } from './hooks.ts'
+import { formatTraceparent, parseTraceparent } from './traceparent.ts'
 
 // The service's own span names and attributes (docs/production.md lists them).
 export const SPAN = {
@@ -10,17 +11,11 @@ export const SPAN = {
 } as const
 export const BATCH_SIZE = 'plant_store.batch.size'
 
-// Creates remembered for their deliveries' links: the latest, by plant id, in this process.
-const REMEMBERED_CREATES = 10_000
-// A plant.created's body starts with its id (see announcement in src/store/webhooks.ts).
-const CREATED_ID = /^\{"id":(\d+),/
-
 interface Wait { span: Span, parent: Context, ended: boolean }
 
 /** The spans of src/tracing/hooks.ts, made with the tracer of the SDK started. */
 export function serviceSpans (version: string): ServiceSpans {
   const tracer = trace.getTracer('plant-store', version)
-  const creates = new Map<string, SpanContext>()
 
   function recording (): Span | undefined {
     const span = trace.getSpan(context.active())
@@ -75,22 +70,17 @@ export function serviceSpans (version: string): ServiceSpans {
       })
     },
 
-    created: (plantId) => {
+    traceContext: () => {
       const span = recording()
-      if (span === undefined) return
-      const key = String(plantId)
-      creates.delete(key)
-      creates.set(key, span.spanContext())
-      if (creates.size > REMEMBERED_CREATES) creates.delete(creates.keys().next().value!)
+      return span === undefined ? undefined : formatTraceparent(span.spanContext())
     },
 
-    attempt: async ({ webhook, delivery, attempt, payload }, send) => {
-      const created = CREATED_ID.exec(payload.subarray(0, 32).toString('latin1'))?.[1]
-      const link = created === undefined ? undefined : creates.get(created)
-      const links: Link[] = link === undefined ? [] : [{ context: link }]
+    attempt: async ({ webhook, delivery, attempt, traceContext }, send) => {
+      // Whichever instance made the change, and however long ago: its event kept the context.
+      const change = traceContext === undefined ? undefined : parseTraceparent(traceContext)
       const span = tracer.startSpan(SPAN.attempt, {
         root: true,
-        links,
+        links: change === undefined ? [] : [{ context: change }],
         attributes: { 'plant_store.webhook.id': webhook, 'plant_store.delivery.id': delivery, 'plant_store.delivery.attempt': attempt }
       }, ROOT_CONTEXT)
       try {

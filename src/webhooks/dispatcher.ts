@@ -187,7 +187,7 @@ export class Dispatcher {
     let pauseMs: number | undefined
     const send = async (): Promise<AttemptResult> => await this.#sender.send({ url: subscription.url, key: subscription.key, id: delivery.id, payload: delivery.payload })
     const spans = tracing.spans
-    const result = await (spans === undefined ? send() : spans.attempt({ webhook: subscription.id, delivery: delivery.id, attempt: delivery.attempts + 1, payload: delivery.payload }, send))
+    const result = await (spans === undefined ? send() : spans.attempt({ webhook: subscription.id, delivery: delivery.id, attempt: delivery.attempts + 1, traceContext: delivery.traceContext }, send))
       // Told to the breaker before the slot is freed: a pause keeps it empty.
       .then((result) => { pauseMs = this.#counted(subscription, result); return result })
       .finally(sent)

@@ -15,6 +15,12 @@ export function traceOf (traceId: string): ReadableSpan[] {
 /** The parent's span id of a span, or undefined for a root. */
 export const parentOf = (span: ReadableSpan): string | undefined => span.parentSpanContext?.spanId
 
+/** A span's trace and span ids, as a link to it names them. */
+export const idsOf = (span: ReadableSpan): string => `${span.spanContext().traceId}-${span.spanContext().spanId}`
+
+/** The trace and span ids of the spans a span links to. */
+export const linksOf = (span: ReadableSpan): string[] => span.links.map(({ context }) => `${context.traceId}-${context.spanId}`)
+
 /** Every span's name, attribute, event and status text: what a secret must never be found in. */
 export function everythingRecorded (): string {
   return JSON.stringify(exporter.getFinishedSpans().map((span) => ({

@@ -76,6 +76,33 @@ t.test('on with OTEL_* variables alone: a create\'s spans reach an OTLP/HTTP rec
   t.match(delivery[0].attributes, { 'plant_store.delivery.attempt': 1, 'http.response.status_code': 200 })
 })
 
+t.test('a delivery made by the next process on the same SQLite file still links to its create, read from its event', async (t) => {
+  const otlp = await startOtlpReceiver(t)
+  const receiver = await startReceiver(t, () => 503)
+  const env = {
+    API_TOKENS: TOKEN,
+    ...PROMPT,
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    DATABASE_URL: `sqlite:${t.testdir()}/plants.db`,
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_BASE_MS: '1'
+  }
+  const first = await startServer(t, env)
+  t.equal((await first.request('POST', '/webhooks', { body: { url: receiver.url } })).statusCode, 201)
+  t.equal((await first.request('POST', '/plants', { body: { id: 78, name: 'Ficus' }, headers: { traceparent: TRACEPARENT } })).statusCode, 200)
+  await receiver.waitFor(1)
+  first.child.kill('SIGTERM')
+  t.equal(await first.exited, 0, 'the first process stopped, its delivery not made')
+  receiver.answer(() => 200)
+  await startServer(t, env)
+  const { value: delivered } = await retryUntil(async () => otlp.spans.filter((span) => span.name === 'webhook delivery' && span.attributes['plant_store.delivery.delivered'] === true),
+    (spans) => spans.length > 0, 10_000, 20)
+  const handler = otlp.spans.find((span) => span.traceId === CALLER_TRACE && span.name.startsWith('handler - '))
+  t.ok(handler, 'the create\'s handler span, exported by the first process')
+  t.same(delivered.map((span) => span.links), [[{ traceId: CALLER_TRACE, spanId: handler?.spanId }]], 'the second process\'s attempt links to it')
+})
+
 t.test('on PostgreSQL, the service as started patches pg (imported after the SDK): a create\'s statement is in its trace', { skip: postgresUnavailable() }, async (t) => {
   const otlp = await startOtlpReceiver(t)
   const database = await startPostgres(t)
