@@ -1,15 +1,16 @@
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base'
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { exporter, idsOf, linksOf, traceOf, traceparent } from './helpers/tracing.ts'
 import { SPAN } from '../src/tracing/spans.ts'
 
 // A delivery attempt links to the change that caused it through the trace context kept
-// with the change's event: after a restart, for any id, for updates and deletes (SQLite).
+// with the change's event: after a restart, for any id, for updates and deletes.
 // Another instance's deliveries: tracing-postgres.test.ts; another process's: system/tracing.
 
 const { AUTH, postPlant, testApp } = await import('./helpers/app.ts')
 const { startReceiver } = await import('./helpers/receiver.ts')
 const { retryUntil } = await import('./helpers/wait.ts')
+const { postgresUnavailable, startPostgres } = await import('./helpers/postgres-cluster.ts')
 
 const CALLER_SPAN = 'b7ad6b7169203331'
 const HANDLER = 'handler - '
@@ -52,8 +53,9 @@ t.test('a delivery made after a restart on the same SQLite file links to its cre
   t.equal(receiver.received.at(-1)?.body, '{"id":-9007199254740993,"name":"Ficus"}')
 })
 
-t.test('on SQLite, the deliveries of an update and of a delete each link to the request that made it', async (t) => {
-  const app = await testApp(t, { WEBHOOK_ALLOW_PRIVATE: 'true' })
+/** An update's and a delete's deliveries, on the store at `url`, each link to the request that made it. */
+async function changesLink (t: Test, url: string): Promise<void> {
+  const app = await testApp(t, { WEBHOOK_ALLOW_PRIVATE: 'true', DATABASE_URL: url })
   const receiver = await startReceiver(t)
   const subscribed = await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: receiver.url, events: ['plant.updated', 'plant.deleted'] } })
   t.equal(subscribed.statusCode, 201)
@@ -69,6 +71,14 @@ t.test('on SQLite, the deliveries of an update and of a delete each link to the 
   const { value: sent } = await retryUntil(async () => exporter.getFinishedSpans().filter((span) => span.name === SPAN.attempt), (spans) => spans.length === 2, 5000, 10)
   const linked = sent.map(linksOf).sort()
   t.same(linked, [[idsOf(handlerOf(UPDATE))], [idsOf(handlerOf(DELETE))]].sort(), 'each attempt links to its own change\'s request')
+}
+
+t.test('on SQLite, the deliveries of an update and of a delete each link to the request that made it', async (t) => {
+  await changesLink(t, 'memory:')
+})
+
+t.test('on PostgreSQL, the deliveries of an update and of a delete each link to the request that made it', { skip: postgresUnavailable() }, async (t) => {
+  await changesLink(t, await (await startPostgres(t)).createDatabase('links'))
 })
 
 t.test('an untraced change keeps no trace context: its delivery links to nothing', async (t) => {

@@ -1,8 +1,9 @@
+import pg from 'pg'
 import { EVENTS_LOCK } from './postgres-changes.ts'
 import { AGAIN, announcing, bytes, literal } from './postgres-events.ts'
 import { utf8 } from './postgres-plants.ts'
 import type { Script } from './postgres-pool.ts'
-import type { StoredPlant } from './store.ts'
+import type { EventOrigin, StoredPlant } from './store.ts'
 import { deletedAnnouncement, PLANT_DELETED } from './webhooks.ts'
 
 // Deletes that arrive together share one transaction, as creates and updates do.
@@ -13,11 +14,12 @@ import { deletedAnnouncement, PLANT_DELETED } from './webhooks.ts'
  * A delete erases the plant's earlier payloads and fails their pending deliveries; the
  * ids it deleted pass to the second statement in a transaction-local setting.
  */
-function deleteScript (plants: StoredPlant[], maxPending: number): string {
+function deleteScript (plants: Array<StoredPlant & EventOrigin>, maxPending: number): string {
   // Quoted: a bare -9223372036854775808::bigint casts 9223372036854775808 first, out of range.
   const id = (plant: StoredPlant): string => `'${plant.id}'::bigint`
   const read = plants.map((plant) => `(${id(plant)}, ${literal(utf8(plant.name))}, ${literal(bytes(plant.tag))})`)
-  const payloads = plants.map((plant, i) => `(${id(plant)}, ${literal(deletedAnnouncement(plant))}, ${i})`)
+  const origin = (plant: EventOrigin): string => plant.traceContext === undefined ? 'NULL::text' : pg.escapeLiteral(plant.traceContext)
+  const payloads = plants.map((plant, i) => `(${id(plant)}, ${literal(deletedAnnouncement(plant))}, ${origin(plant)}, ${i})`)
   return `SELECT pg_advisory_xact_lock(${EVENTS_LOCK});
     WITH batch (id, name, tag) AS (VALUES ${read.join(', ')}),
     gone AS (
@@ -34,7 +36,7 @@ function deleteScript (plants: StoredPlant[], maxPending: number): string {
       FROM (SELECT webhook_id, count(*) AS n FROM failed GROUP BY webhook_id) AS failed_per WHERE webhooks.id = failed_per.webhook_id)
     SELECT set_config('plant_store.deleted', coalesce(string_agg(id::text, ','), ''), true) AS deleted FROM gone;
   WITH gone AS (
-    SELECT plant_id, payload, ord FROM (VALUES ${payloads.join(', ')}) AS batch (plant_id, payload, ord)
+    SELECT plant_id, payload, trace_context, ord FROM (VALUES ${payloads.join(', ')}) AS batch (plant_id, payload, trace_context, ord)
     WHERE plant_id = ANY (string_to_array(current_setting('plant_store.deleted'), ',')::bigint[])),
     ${announcing('gone', 'plant.deleted', String(Math.trunc(maxPending)))}
   SELECT count(*)::int AS announced FROM events`
@@ -45,7 +47,7 @@ function deleteScript (plants: StoredPlant[], maxPending: number): string {
  * delete of each plant deleted, false for the others of it in the batch (it is gone by
  * then); AGAIN for every delete of a plant changed since it was read.
  */
-export async function deleteBatch (script: Script, plants: StoredPlant[], maxPending: number): Promise<Array<boolean | typeof AGAIN>> {
+export async function deleteBatch (script: Script, plants: Array<StoredPlant & EventOrigin>, maxPending: number): Promise<Array<boolean | typeof AGAIN>> {
   const firsts = new Map<bigint, StoredPlant>()
   for (const plant of plants) if (!firsts.has(plant.id)) firsts.set(plant.id, plant)
   // Ids ascending, as creates and updates lock theirs.

@@ -10,7 +10,7 @@ import { eventBit } from './webhooks.ts'
 // instances cannot both act on one state: the one that finds it changed reads it again.
 
 /**
- * The CTEs that announce the events of `source` (columns plant_id, payload, ord): each
+ * The CTEs that announce the events of `source` (columns plant_id, payload, trace_context, ord): each
  * payload once, in ord order, and a delivery of each to every enabled subscription choosing
  * the type that stays within `max` pending; one the events would take past it is disabled
  * instead, their first its first missed. The subscriptions are locked in id order, as a
@@ -20,8 +20,8 @@ export function announcing (source: string, type: EventType, max: string): strin
   return `subscribers AS (
     SELECT id, pending, disabled_at FROM webhooks WHERE events & ${eventBit(type)} <> 0 AND EXISTS (SELECT 1 FROM ${source}) ORDER BY id FOR NO KEY UPDATE
   ), events AS (
-    INSERT INTO webhook_events (plant_id, type, payload)
-    SELECT plant_id, '${type}', payload FROM ${source} ORDER BY ord RETURNING seq, plant_id
+    INSERT INTO webhook_events (plant_id, type, payload, trace_context)
+    SELECT plant_id, '${type}', payload, trace_context FROM ${source} ORDER BY ord RETURNING seq, plant_id
   ), counted AS (
     SELECT count(*) AS n, min(seq) AS first FROM events
   ), open AS (

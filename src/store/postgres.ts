@@ -12,7 +12,7 @@ import { PostgresChanges } from './postgres-changes.ts'
 import { updateBatch, wrote, type Update } from './postgres-updates.ts'
 import { PostgresWebhooks } from './postgres-webhooks.ts'
 import {
-  changed, pageStart, plantBytes, settledUpdate, type CreateResult, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
+  changed, pageStart, plantBytes, settledUpdate, type CreateResult, type EventOrigin, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
   type StoreContext, type UpdateResult
 } from './store.ts'
 
@@ -36,7 +36,7 @@ export class PostgresStore implements PlantStore {
   readonly #outage: Outage
   readonly #creates: GroupCommit<StoredPlant, CreateResult | Error>
   readonly #updates: GroupCommit<Update, UpdateResult | typeof AGAIN>
-  readonly #deletes: GroupCommit<StoredPlant, boolean | typeof AGAIN>
+  readonly #deletes: GroupCommit<StoredPlant & EventOrigin, boolean | typeof AGAIN>
   readonly #closing = new AbortController()
   readonly #started: Promise<void>
   #ready = false
@@ -129,7 +129,7 @@ export class PostgresStore implements PlantStore {
 
   // Looks before it writes, so that an absent, stale or unchanged plant costs no commit; the
   // batch writes only if the plant is still the one read (see postgres-updates.ts).
-  async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
+  async update (id: bigint, change: PlantChange & EventOrigin, precondition?: Precondition): Promise<UpdateResult> {
     for (;;) {
       const previous = await this.get(id)
       const settled = settledUpdate(previous, change, precondition)
@@ -140,11 +140,11 @@ export class PostgresStore implements PlantStore {
   }
 
   // Looks first too: deleting no plant costs no commit (see postgres-deletes.ts).
-  async delete (id: bigint): Promise<boolean> {
+  async delete (id: bigint, origin: EventOrigin = {}): Promise<boolean> {
     for (;;) {
       const plant = await this.get(id)
       if (plant === undefined) return false
-      const result = await this.#deletes.submit(plant)
+      const result = await this.#deletes.submit({ ...plant, ...origin })
       if (result !== AGAIN) return result
     }
   }

@@ -45,7 +45,7 @@ export interface ListQuery {
 export interface EventOrigin {
   /**
    * The W3C traceparent of the request making the change, when traced: its deliveries'
-   * traces link to it, whichever instance attempts them. PostgreSQL keeps it for creates only.
+   * traces link to it, whichever instance attempts them.
    */
   traceContext?: string
 }
