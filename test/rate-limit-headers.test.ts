@@ -66,5 +66,5 @@ t.test('every guarded operation declares the headers on its successes, required 
       if (guarded) operations++
     }
   }
-  t.equal(operations, 13, 'the plant, webhook and metrics operations')
+  t.equal(operations, 14, 'the plant, change feed, webhook and metrics operations')
 })
