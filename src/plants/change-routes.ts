@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { ChangesQuery } from '../../schemas/index.ts'
 import { CursorExpired } from '../http/errors.ts'
+import { monotonicMs } from '../process/clock.ts'
 import type { ChangeQuery, ChangeRead, StoredChange } from '../store/changes.ts'
 import type { PlantStore } from '../store/store.ts'
 import { ChangeWatch } from './change-watch.ts'
@@ -61,9 +62,9 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
       const release = slots.take(token)
       try {
         const signal = endOf(reply)
-        const until = Date.now() + wait * 1000
-        while (page.changes.length === 0 && !signal.aborted && Date.now() < until) {
-          await watch.next(page.latest, until - Date.now(), signal)
+        const until = monotonicMs() + wait * 1000
+        while (page.changes.length === 0 && !signal.aborted && monotonicMs() < until) {
+          await watch.next(page.latest, until - monotonicMs(), signal)
           page = await read({ after, limit })
         }
       } finally {
@@ -77,7 +78,7 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
   async function stream (reply: FastifyReply, first: ChangeRead, from: number | undefined): Promise<void> {
     const sse = reply.sse!
     const signal = endOf(reply)
-    const until = Date.now() + STREAM_SECONDS * 1000
+    const until = monotonicMs() + STREAM_SECONDS * 1000
     sse.sendHeaders()
     let feed = first
     let cursor = from ?? feed.horizon
@@ -87,8 +88,8 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
           await sse.send({ id: String(change.seq), event: change.type, data: changeJson(change) })
           cursor = change.seq
         }
-        if (signal.aborted || !sse.isConnected || Date.now() >= until) return
-        if (feed.changes.length < STREAM_CHUNK) await watch.next(feed.latest, until - Date.now(), signal)
+        if (signal.aborted || !sse.isConnected || monotonicMs() >= until) return
+        if (feed.changes.length < STREAM_CHUNK) await watch.next(feed.latest, until - monotonicMs(), signal)
         if (signal.aborted || !sse.isConnected) return
         feed = await read({ after: cursor, limit: STREAM_CHUNK })
       }
