@@ -36,15 +36,19 @@ export function serviceSpans (version: string): ServiceSpans {
       if (served.length === 0) return await write()
       // A child of the first request it serves, beside its wait; the others find it by their link.
       const { parent } = served[0]
+      // One instant for the batch's start and the waits' end: each span's own clock is
+      // anchored to its trace, and two anchors can differ by a fraction of a millisecond.
+      const at = performance.timeOrigin + performance.now()
       const span = tracer.startSpan(SPAN.batch, {
         attributes: { [BATCH_SIZE]: size },
-        links: served.map((wait) => ({ context: wait.span.spanContext() }))
+        links: served.map((wait) => ({ context: wait.span.spanContext() })),
+        startTime: at
       }, parent)
       for (const wait of served) {
         // A split batch's halves: their waits ended with the first try.
         if (wait.ended) continue
         wait.span.addLink({ context: span.spanContext() })
-        wait.span.end()
+        wait.span.end(at)
         wait.ended = true
       }
       try {
