@@ -1,11 +1,11 @@
 import pg from 'pg'
 import type { EventType } from '../../schemas/webhook.ts'
-import { utf8 } from './postgres-plants.ts'
 import { NEW_DELIVERY_ID } from './postgres-webhooks.ts'
 import { eventBit } from './webhooks.ts'
 
-// The events of batches of updates (postgres-updates.ts) and deletes (postgres-deletes.ts),
-// each written in the transaction of its change, after EVENTS_LOCK (see postgres-changes.ts).
+// The events of batches of creates (postgres-plants.ts), updates (postgres-updates.ts) and
+// deletes (postgres-deletes.ts), each written in the transaction of its change, after
+// EVENTS_LOCK (see postgres-changes.ts).
 // Each writes a plant only while it is still the one read (compare and set), so two
 // instances cannot both act on one state: the one that finds it changed reads it again.
 
@@ -13,8 +13,10 @@ import { eventBit } from './webhooks.ts'
  * The CTEs that announce the events of `source` (columns plant_id, payload, trace_context, ord): each
  * payload once, in ord order, and a delivery of each to every enabled subscription choosing
  * the type that stays within `max` pending; one the events would take past it is disabled
- * instead, their first its first missed. The subscriptions are locked in id order, as a
- * create's are (see postgres-plants.ts).
+ * instead, their first its first missed. The subscriptions are locked (FOR NO KEY UPDATE: a
+ * delete, and another statement counting, wait for it) in id order, so that two instances'
+ * batches cannot deadlock; a subscription deleted meanwhile then finds the deliveries (see
+ * unsubscribe).
  */
 export function announcing (source: string, type: EventType, max: string): string {
   return `subscribers AS (
@@ -44,7 +46,7 @@ export function announcing (source: string, type: EventType, max: string): strin
 export const AGAIN = Symbol('again')
 
 export function bytes (text: string | undefined): Buffer | null {
-  return text === undefined ? null : utf8(text)
+  return text === undefined ? null : Buffer.from(text, 'utf8')
 }
 
 /** A bytea literal for a script, whose statements take no parameters. */

@@ -3,7 +3,7 @@ import { refused } from './postgres-connection.ts'
 import { samePlant, type CreateResult, type EventOrigin, type StoredPlant } from './store.ts'
 import { EVENTS_LOCK_CTE, EVENTS_LOCKED } from './postgres-changes.ts'
 import type { Query } from './postgres-pool.ts'
-import { NEW_DELIVERY_ID } from './postgres-webhooks.ts'
+import { announcing } from './postgres-events.ts'
 import { announcement, DEFAULT_MAX_PENDING } from './webhooks.ts'
 
 // The plants table as the PostgreSQL store reads and writes it.
@@ -22,13 +22,8 @@ export const SELECT_PAGE_BY_TAG = `${SELECT_PLANTS} WHERE md5(tag) = md5($1::byt
 
 // The plants are inserted, and each one inserted is announced, in one statement: its
 // event (its payload, once: the change feed's record; the request's trace context, $6,
-// when traced) and its deliveries commit with it, after EVENTS_LOCK (see
-// postgres-changes.ts), taken before any row is written. The subscriptions choosing
-// plant.created (bit 1, see eventBit) are locked (FOR NO KEY UPDATE: a delete, and another
-// statement counting, wait for it), in id order; a subscription deleted meanwhile then
-// finds the deliveries (see unsubscribe). Each enabled
-// subscription below its bound ($5 pending) gets a delivery of each event and counts them;
-// one the batch would take past it is disabled instead, the batch's first event its first missed.
+// when traced) and its deliveries commit with it (see announcing), after EVENTS_LOCK (see
+// postgres-changes.ts), taken before any row is written.
 const INSERT_PLANTS = `WITH ${EVENTS_LOCK_CTE}, batch AS (
     SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $6::text[]) AS batch (id, name, tag, announcement, trace_context)
     WHERE ${EVENTS_LOCKED}
@@ -36,28 +31,9 @@ const INSERT_PLANTS = `WITH ${EVENTS_LOCK_CTE}, batch AS (
     INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY id
     ON CONFLICT (id) DO NOTHING
     RETURNING id
-  ), subscribers AS (
-    SELECT id, pending, disabled_at FROM webhooks WHERE events & 1 <> 0 AND ${EVENTS_LOCKED} ORDER BY id FOR NO KEY UPDATE
-  ), events AS (
-    INSERT INTO webhook_events (plant_id, payload, trace_context)
-    SELECT batch.id, batch.announcement, batch.trace_context FROM inserted JOIN batch USING (id) ORDER BY batch.id
-    RETURNING seq, plant_id
-  ), counted AS (
-    SELECT count(*) AS n, min(seq) AS first FROM events
-  ), open AS (
-    SELECT subscribers.id FROM subscribers, counted
-    WHERE counted.n > 0 AND subscribers.disabled_at IS NULL AND subscribers.pending + counted.n <= $5
-  ), announced AS (
-    INSERT INTO webhook_deliveries (id, webhook_id, plant_id, event_seq, next_attempt_at)
-    SELECT ${NEW_DELIVERY_ID}, open.id, events.plant_id, events.seq, now() FROM events CROSS JOIN open
-  ), opened AS (
-    UPDATE webhooks SET pending = webhooks.pending + counted.n FROM open, counted WHERE webhooks.id = open.id
-  ), disabled AS (
-    UPDATE webhooks SET disabled_at = now(), missed_since = coalesce(webhooks.missed_since, now()),
-      missed_from = coalesce(webhooks.replay_from, counted.first), replay_from = NULL, replay_to = NULL
-    FROM subscribers, counted
-    WHERE webhooks.id = subscribers.id AND counted.n > 0 AND subscribers.disabled_at IS NULL AND subscribers.pending + counted.n > $5
-  )
+  ), created AS (
+    SELECT batch.id AS plant_id, batch.announcement AS payload, batch.trace_context, batch.id AS ord FROM inserted JOIN batch USING (id)
+  ), ${announcing('created', 'plant.created', '$5')}
   SELECT id FROM inserted`
 
 /**
