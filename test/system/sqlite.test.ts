@@ -266,7 +266,8 @@ t.test('a disk that takes no more: writes answer 503 while reads go on, logged o
   for (; refused.length === 0 && next < 4000; next += 16) {
     await Promise.all(Array.from({ length: 16 }, async (_, i) => await create(next + i)))
   }
-  t.ok(kept.length > 100, `${kept.length} plants were kept before the disk took no more`)
+  // Each plant is written twice, as its row and as its event (its name in the payload).
+  t.ok(kept.length > 40, `${kept.length} plants were kept before the disk took no more`)
   for (let tried = 0; tried < 100; tried++) {
     await create(next++)
     if (refused.at(-1) === next - 1) break
