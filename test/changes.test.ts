@@ -1,3 +1,4 @@
+import { request } from 'node:http'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
@@ -48,4 +49,21 @@ t.test('closing the app ends its streams and long polls at once', async (t) => {
   const answered = await waiting
   t.equal(answered.status, 200, 'the long poll answered')
   t.same(((await answered.json()) as { changes: unknown[] }).changes, [], 'with an empty page')
+})
+
+t.test('a stream whose reader goes gives its slot back at once', async (t) => {
+  const app = await testApp(t, { CHANGES_MAX_READERS_PER_TOKEN: '1' })
+  await postPlant(app, { id: 1, name: 'p1' })
+  await app.listen({ host: '127.0.0.1', port: 0 })
+  const url = `http://127.0.0.1:${(app.server.address() as any).port}/plants/changes`
+  // Read the first event, then go, as a reader's process dies: its socket closes.
+  await new Promise<void>((resolve) => {
+    const reader = request(url, { headers: { ...AUTH, accept: 'text/event-stream' } }, (res) => {
+      res.once('data', () => { reader.destroy(); resolve() })
+    })
+    reader.end()
+  })
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const next = await app.inject({ url: '/plants/changes?after=1&wait=1', headers: AUTH })
+  t.equal(next.statusCode, 200, 'the next wait of the token is taken, not 429')
 })

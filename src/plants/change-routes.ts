@@ -77,7 +77,9 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
   /** Sends the events from `first` on, then each as it commits, until the stream's time is up, the client goes or the app closes. */
   async function stream (reply: FastifyReply, first: ChangeRead, from: number | undefined): Promise<void> {
     const sse = reply.sse!
-    const signal = endOf(reply)
+    // A stream's reader never half-closes: the end of its side is the reader gone (the
+    // server keeps half-closed connections for the answers they still want).
+    const signal = endOf(reply, true)
     const until = monotonicMs() + STREAM_SECONDS * 1000
     sse.sendHeaders()
     let feed = first
@@ -100,10 +102,17 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
     }
   }
 
-  /** Aborted when the app closes or the client goes. */
-  function endOf (reply: FastifyReply): AbortSignal {
+  /** Aborted when the app closes or the client goes (or, for a stream, half-closes). */
+  function endOf (reply: FastifyReply, halfClosed = false): AbortSignal {
     const gone = new AbortController()
-    reply.raw.once('close', () => gone.abort())
+    const abort = (): void => gone.abort()
+    reply.raw.once('close', abort)
+    const socket = reply.raw.socket
+    if (halfClosed && socket !== null) {
+      socket.once('end', abort)
+      // The connection may serve another request once this answer ends.
+      reply.raw.once('close', () => socket.off('end', abort))
+    }
     return AbortSignal.any([closing.signal, gone.signal])
   }
 }
