@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Pool } from 'undici'
 import { freePort } from '../test/helpers/free-port.ts'
 import { tracingEnv } from './otlp-sink.ts'
+import { attribute } from './profile.ts'
 import { createPlant, fail, ROOT, settings, type Build, type RequestSpec, type Scenario } from './scenarios.ts'
 
 export const TOKEN = `bench-${randomBytes(12).toString('base64url')}`
@@ -36,7 +37,7 @@ export interface LoadResult {
 export interface Measured {
   result: LoadResult
   /** The server's CPU time over the run, as a share of one core. */
-  cpu: { server: number }
+  cpu: { server: number, load: number }
   rssKb: number
   logBytesPerRequest?: number
   /** Deliveries received during the run, and still pending after it. */
@@ -51,8 +52,11 @@ export interface Row {
   runs: Measured[]
   /** The median run's figures, and its ratio to the compareTo row's. */
   requestsPerSecond?: number
+  p50Us?: number
   p99Us?: number
   ratio?: number
+  /** BENCH_PROFILE: the last run's µs of CPU per request, by part (bench/profile.ts). */
+  profile?: Record<string, number>
   /** `skipped: …` or `FAILED: …` when the row has no runs. */
   error?: string
 }
@@ -81,17 +85,19 @@ function track (child: ChildProcess): ChildProcess {
   return child
 }
 
-interface Server { child: ChildProcess, pid: number, port: number, log: string }
+interface Server { child: ChildProcess, pid: number, port: number, log: string, spawnedAt: number }
 
 async function startServer (scenario: Scenario, build: Build, dir: string): Promise<Server> {
   const port = await freePort()
   const log = join(dir, 'server.log')
   const out = openSync(log, 'w')
+  const profiling = settings.profile ? ['--cpu-prof', `--cpu-prof-dir=${join(dir, 'profile')}`] : []
   const argv = scenario.server === 'framework'
-    ? [process.execPath, '--import', 'tsx', join(ROOT, 'bench', 'framework.ts')]
-    : [process.execPath, ...build.flags, build.entry]
+    ? [process.execPath, ...profiling, '--import', 'tsx', join(ROOT, 'bench', 'framework.ts')]
+    : [process.execPath, ...build.flags, ...profiling, build.entry]
   const env = scenario.server === 'framework' ? {} : scenario.server(dir)
   const [command, ...args] = onCore(0, argv)
+  const spawnedAt = performance.now()
   // Logs go to a file, as in production: the kernel really copies every line.
   const child = track(spawn(command, args, {
     cwd: ROOT,
@@ -111,7 +117,7 @@ async function startServer (scenario: Scenario, build: Build, dir: string): Prom
     } catch {}
   }
   // With taskset the child execs node, so its pid is the server's own.
-  return { child, pid: child.pid!, port, log }
+  return { child, pid: child.pid!, port, log, spawnedAt }
 }
 
 const tail = (path: string): string => readFileSync(path, 'utf8').trimEnd().split('\n').slice(-15).join('\n')
@@ -125,11 +131,11 @@ async function stop (child: ChildProcess): Promise<void> {
   clearTimeout(timer)
 }
 
-/** user + system CPU ticks of a process, from /proc (Linux, 100 ticks a second). */
-function cpuTicks (pid: number): number {
+/** user + system CPU ticks of a process, from /proc (Linux, 100 ticks a second); `children`: of its children waited for. */
+function cpuTicks (pid: number | 'self', children = false): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return Number(fields[11]) + Number(fields[12])
+  return children ? Number(fields[13]) + Number(fields[14]) : Number(fields[11]) + Number(fields[12])
 }
 
 const rssKb = (pid: number): number => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN)
@@ -207,6 +213,7 @@ export async function runScenario (scenario: Scenario, build: Build, root: strin
   mkdirSync(dir, { recursive: true })
   process.stderr.write(`bench: ${scenario.name}${scenario.server === 'framework' ? '' : ` (${build.name})`}\n`)
   const server = await startServer(scenario, build, dir)
+  let window = { fromMs: 0, toMs: 0, requests: 0 }
   const receiver = scenario.webhook === true ? await startReceiver() : undefined
   try {
     if (scenario.prefill !== undefined) await prefill(server.port, scenario.prefill)
@@ -217,13 +224,15 @@ export async function runScenario (scenario: Scenario, build: Build, root: strin
     const ids = (): { base: number, cycle?: number } => ({ base: idBlock(), cycle: scenario.request.existing === true ? scenario.prefill : undefined })
     if (settings.warmupSeconds > 0) await wrk(server.port, scenario.request, settings.warmupSeconds, ids())
     for (let i = 0; i < runs; i++) {
-      const [log, ticks, received, started] = [statSync(server.log).size, cpuTicks(server.pid), receiver?.received() ?? 0, performance.now()]
+      // wrk is the only child that exits during a run: the bench's children's CPU is wrk's.
+      const [log, ticks, loadTicks, received, started] = [statSync(server.log).size, cpuTicks(server.pid), cpuTicks('self', true), receiver?.received() ?? 0, performance.now()]
       const result = await wrk(server.port, scenario.request, settings.seconds, ids())
       if (server.child.exitCode !== null || server.child.signalCode !== null) fail(`the server exited during the run:\n${tail(server.log)}`)
       const seconds = (performance.now() - started) / 1000
+      window = { fromMs: started - server.spawnedAt, toMs: performance.now() - server.spawnedAt, requests: result.requests }
       row.runs.push({
         result,
-        cpu: { server: (cpuTicks(server.pid) - ticks) / 100 / seconds },
+        cpu: { server: (cpuTicks(server.pid) - ticks) / 100 / seconds, load: (cpuTicks('self', true) - loadTicks) / 100 / seconds },
         rssKb: rssKb(server.pid),
         logBytesPerRequest: result.requests > 0 ? (statSync(server.log).size - log) / result.requests : undefined,
         webhooks: receiver === undefined ? undefined : { received: receiver.received() - received, pending: await pendingDeliveries(server.port) }
@@ -233,8 +242,9 @@ export async function runScenario (scenario: Scenario, build: Build, root: strin
     await stop(server.child)
     receiver?.close()
   }
+  if (settings.profile && window.requests > 0) row.profile = attribute(join(dir, 'profile'), window.requests, window.fromMs, window.toMs)
   const median = [...row.runs].sort((a, b) => rps(a.result) - rps(b.result))[Math.floor((row.runs.length - 1) / 2)]
-  return { ...row, requestsPerSecond: Math.round(rps(median.result)), p99Us: median.result.p99Us }
+  return { ...row, requestsPerSecond: Math.round(rps(median.result)), p50Us: median.result.p50Us, p99Us: median.result.p99Us }
 }
 
 export const int = (n: number): string => Math.round(n).toLocaleString('en-US')

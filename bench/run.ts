@@ -14,11 +14,13 @@
  *   BENCH_RESULTS=path.json   where the JSON goes   BENCH_KEEP=1   keep the temp dir (logs, databases)
  *   BENCH_ROUNDS=6            bench:ab only: alternating rounds
  *   BENCH_TRACING=1           the services trace every request, exported to a local sink (bench/otlp-sink.ts)
+ *   BENCH_PROFILE=1           the servers run under node --cpu-prof: prints each row's CPU per request by part (bench/profile.ts)
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { errors, int, ms, pinned, runScenario, table, wrkVersion, type Row } from './measure.ts'
+import { partsTable } from './profile.ts'
 import { BenchError, buildAt, createPlant, ROOT, select, settings, withPostgres } from './scenarios.ts'
 
 async function main (): Promise<number> {
@@ -67,22 +69,24 @@ async function main (): Promise<number> {
   }
 
   let ok = true
-  const lines = [['scenario', 'requests/s', 'p99 ms', 'ratio', 'to', 'errors', 'server CPU']]
+  const lines = [['scenario', 'requests/s', 'p50 ms', 'p99 ms', 'ratio', 'to', 'errors', 'server CPU', 'wrk CPU']]
   for (const row of results.rows) {
     const reference = results.rows.find((r) => r.name === row.compareTo)?.requestsPerSecond
     if (row.requestsPerSecond !== undefined && reference !== undefined && reference > 0) row.ratio = Number((row.requestsPerSecond / reference).toFixed(3))
     const failed = row.runs.reduce((sum, run) => sum + errors(run.result), 0)
     if (failed > 0 || row.error?.startsWith('FAILED') === true) ok = false
     lines.push(row.error !== undefined
-      ? [row.name, row.error.slice(0, 70), '', '', '', '', '']
-      : [row.name, int(row.requestsPerSecond!), ms(row.p99Us!), row.ratio?.toFixed(2) ?? '–', row.compareTo === row.name ? 'itself' : row.compareTo,
-          failed > 0 ? `${int(failed)} INVALID` : '0', `${Math.round(row.runs.at(-1)!.cpu.server * 100)}%`])
+      ? [row.name, row.error.slice(0, 70), '', '', '', '', '', '', '']
+      : [row.name, int(row.requestsPerSecond!), ms(row.p50Us!), ms(row.p99Us!), row.ratio?.toFixed(2) ?? '–', row.compareTo === row.name ? 'itself' : row.compareTo,
+          failed > 0 ? `${int(failed)} INVALID` : '0', ...(['server', 'load'] as const).map((who) => `${Math.round(row.runs.at(-1)!.cpu[who] * 100)}%`)])
   }
   console.log(table(lines))
   for (const { name, beside } of selected) {
     const [mine, theirs] = [name, beside].map((n) => results.rows.find((r) => r.name === n)?.requestsPerSecond)
     if (mine !== undefined && theirs !== undefined && theirs > 0) console.log(`${name}: ${(mine / theirs).toFixed(2)}× the requests/s of ${beside} on the same store (${int(mine)}/s against ${int(theirs)}/s)`)
   }
+  const profiled = results.rows.filter((row) => row.profile !== undefined).map((row) => ({ name: row.name, parts: row.profile! }))
+  if (profiled.length > 0) console.log(`\nWhere the CPU goes (profiled: the profiler's own cost is in every column)\n${table(partsTable(profiled))}`)
   for (const row of results.rows) {
     const hooks = row.runs.at(-1)?.webhooks
     if (hooks !== undefined) console.log(`${row.name}: ${int(hooks.received)} deliveries received during the run, ${hooks.pending ?? 'unknown'} pending after it`)

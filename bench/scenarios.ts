@@ -28,7 +28,8 @@ export const settings = {
   // Comma-separated names; a comma followed by a space belongs to a name ('sqlite, no group commit').
   only: process.env.BENCH_ONLY?.split(/,(?! )/).map((s) => s.trim()).filter((s) => s !== ''),
   results: process.env.BENCH_RESULTS,
-  keep: process.env.BENCH_KEEP === '1'
+  keep: process.env.BENCH_KEEP === '1',
+  profile: process.env.BENCH_PROFILE === '1'
 }
 
 export interface RequestSpec {
@@ -84,6 +85,8 @@ export const scenarios: Scenario[] = [
   { name: 'sqlite, no group commit', server: sqlite(noGroupCommit), request: createPlant, compareTo: CREATE },
   { name: 'postgres', server: postgres(), request: createPlant, compareTo: CREATE, postgres: true },
   { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, compareTo: CREATE, postgres: true },
+  // Creates beside BENCH_PREFILL plants: with the row above, whether a create's cost grows with the store.
+  { name: 'sqlite POST /plants over the prefill', server: sqlite(), request: createPlant, prefill: settings.prefill, compareTo: CREATE, beside: 'sqlite' },
   { name: UPDATE, server: 'framework', request: updatePlant, prefill: settings.prefill, compareTo: UPDATE },
   { name: 'sqlite PUT /plants/{id}', server: sqlite(), request: updatePlant, prefill: settings.prefill, compareTo: UPDATE, beside: 'sqlite' },
   { name: READ, server: 'framework', request: getPlant, prefill: settings.prefill, compareTo: READ },
