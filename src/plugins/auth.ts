@@ -1,4 +1,3 @@
-import { promisify } from 'node:util'
 import bearerAuth from '@fastify/bearer-auth'
 import rateLimit from '@fastify/rate-limit'
 import type { TSchema } from '@sinclair/typebox'
@@ -68,8 +67,6 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
     specCompliance: 'rfc6749', // the scheme name is case-insensitive (RFC 7235)
     verifyErrorLogLevel: 'debug' // the request's own log line records the 401
   })
-  const verify = promisify(app.verifyBearerAuth!)
-
   function countGuess (request: FastifyRequest): void {
     const locked = lockout.retryAfter(request.ip)
     guesses.set(request, locked)
@@ -79,14 +76,19 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
     }
   }
 
-  app.addHook('onRequest', async (request, reply) => {
-    await verify(request, reply).catch((err: FastifyError) => { throw refusal(err, guesses.get(request)) })
-    const { expiresAt } = request.token!
-    if (expiresAt !== undefined && expiresAt.getTime() <= Date.now()) {
-      throw withHeaders(new TokenExpired(expiresAt.toISOString()), {
-        'www-authenticate': `${REALM}, error="invalid_token", error_description="the token expired"`
-      })
-    }
+  // Callback hooks, not async ones: every API request passes through them (docs/performance.md).
+  const verify = app.verifyBearerAuth!
+  app.addHook('onRequest', (request, reply, done) => {
+    verify(request, reply, (err?: Error) => {
+      if (err !== undefined && err !== null) return done(refusal(err as FastifyError, guesses.get(request)))
+      const { expiresAt } = request.token!
+      if (expiresAt !== undefined && expiresAt.getTime() <= Date.now()) {
+        return done(withHeaders(new TokenExpired(expiresAt.toISOString()), {
+          'www-authenticate': `${REALM}, error="invalid_token", error_description="the token expired"`
+        }))
+      }
+      done()
+    })
   })
 
   if (ratePerToken > 0) {
@@ -102,13 +104,14 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
     app.addHook('onRequest', app.rateLimit())
   }
 
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const scope = request.routeOptions.config.scope!
     if (!request.token!.scopes.has(scope)) {
-      throw withHeaders(new InsufficientScope(scope, operationOf(request)), {
+      return done(withHeaders(new InsufficientScope(scope, operationOf(request)), {
         'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`
-      })
+      }))
     }
+    done()
   })
 }
 

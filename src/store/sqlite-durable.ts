@@ -89,7 +89,9 @@ export class SqliteDurable {
    */
   async read<T> (operation: () => T): Promise<T> {
     const result = this.run(operation)
-    await this.#durable()
+    // Most reads find no sync under way: they skip the wait, not only its outcome.
+    const syncing = this.#wal?.latest
+    if (syncing !== undefined) await this.#durable(syncing)
     return result
   }
 

@@ -13,7 +13,8 @@ export interface Token {
 }
 
 export function hashToken (token: string): Buffer {
-  return hash('sha256', token, 'buffer')
+  // Through hex: Node 24's 'buffer' output costs about 2 µs a call, this about 0.5 µs (docs/performance.md).
+  return Buffer.from(hash('sha256', token, 'hex'), 'hex')
 }
 
 /**
