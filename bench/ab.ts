@@ -2,8 +2,9 @@
  * A change measured against another build: `npm run bench:ab -- <git ref>` builds this checkout,
  * checks the ref out into a temp worktree and builds it with this checkout's node_modules, then runs
  * the scenarios (BENCH_ONLY, default: memory, sqlite and sqlite reads by id) on both builds in
- * BENCH_ROUNDS alternating rounds (default 6), the order swapped every round so both see the same
- * drift of a noisy machine. Prints each round's ratio (this checkout / the ref) and the median.
+ * BENCH_ROUNDS alternating rounds (default 8), the order swapped every round so both see the same
+ * drift of a noisy machine. Prints each round's ratio (this checkout / the ref), the median, and in
+ * how many rounds this checkout was faster.
  * The other BENCH_ settings of bench/run.ts apply; each round runs each build once.
  */
 import { execFileSync } from 'node:child_process'
@@ -33,7 +34,7 @@ function buildRef (ref: string, worktree: string): Build {
 
 async function main (): Promise<number> {
   const ref = process.argv[2]
-  if (ref === undefined || ref === '') fail('usage: npm run bench:ab -- <git ref> (BENCH_ROUNDS=6 rounds, BENCH_ONLY=scenarios)')
+  if (ref === undefined || ref === '') fail('usage: npm run bench:ab -- <git ref> (BENCH_ROUNDS=8 rounds, BENCH_ONLY=scenarios)')
   const selected = select(settings.only ?? DEFAULT, false)
   const framework = selected.find((s) => s.server === 'framework')
   if (framework !== undefined) fail(`${framework.name} does not run the service: both builds would run the same server`)
@@ -81,6 +82,12 @@ async function main (): Promise<number> {
   }
   console.log(table(lines))
   console.log('\nratio: this checkout\'s requests/s over the ref\'s in the same round; above 1 is faster.')
+  // How many rounds agree with the median's direction: a change is shown only when most do.
+  for (const [name, pairs] of rows) {
+    const ratios = pairs.map(([a, b]) => a.requestsPerSecond! / b.requestsPerSecond!)
+    const faster = ratios.filter((r) => r > 1).length
+    console.log(`${name}: median ${median(ratios).toFixed(3)}×, this checkout faster in ${faster} of ${ratios.length} rounds, slower in ${ratios.length - faster}`)
+  }
   if (failed > 0) console.log(`${int(failed)} requests failed: the comparison is not valid.`)
   return failed > 0 ? 1 : 0
 }

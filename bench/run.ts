@@ -12,7 +12,7 @@
  *   BENCH_ONLY=a,b            only these scenarios ('sqlite, no group commit' is one name)
  *   BENCH_POSTGRES_URL=…      the postgres rows' database; else a throwaway cluster if PostgreSQL is installed
  *   BENCH_RESULTS=path.json   where the JSON goes   BENCH_KEEP=1   keep the temp dir (logs, databases)
- *   BENCH_ROUNDS=6            bench:ab only: alternating rounds
+ *   BENCH_ROUNDS=8            bench:ab only: alternating rounds
  *   BENCH_TRACING=1           the services trace every request, exported to a local sink (bench/otlp-sink.ts)
  *   BENCH_PROFILE=1           the servers run under node --cpu-prof: prints each row's CPU per request by part (bench/profile.ts)
  */

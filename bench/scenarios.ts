@@ -21,7 +21,7 @@ export const settings = {
   seconds: whole('BENCH_SECONDS', 10),
   warmupSeconds: whole('BENCH_WARMUP_SECONDS', 3),
   runs: Math.max(1, whole('BENCH_RUNS', 1)),
-  rounds: Math.max(1, whole('BENCH_ROUNDS', 6)),
+  rounds: Math.max(1, whole('BENCH_ROUNDS', 8)),
   connections: whole('BENCH_CONNECTIONS', 50),
   threads: whole('BENCH_THREADS', 2),
   prefill: whole('BENCH_PREFILL', 100_000),
