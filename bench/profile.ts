@@ -65,11 +65,10 @@ export function attribute (dir: string, requests: number, fromMs: number, toMs: 
   return us
 }
 
-/** The parts as table rows, a column per profiled row, largest first by the last column. */
+/** The parts as table rows, a column per profiled row, largest first (by their largest column). */
 export function partsTable (rows: Array<{ name: string, parts: Record<string, number> }>): string[][] {
-  const names = [...new Set(rows.flatMap((row) => Object.keys(row.parts)))]
-  const last = rows.at(-1)!.parts
-  names.sort((a, b) => (last[b] ?? 0) - (last[a] ?? 0))
+  const largest = (name: string): number => Math.max(...rows.map((row) => row.parts[name] ?? 0))
+  const names = [...new Set(rows.flatMap((row) => Object.keys(row.parts)))].sort((a, b) => largest(b) - largest(a))
   const total = (parts: Record<string, number>): number => Object.values(parts).reduce((sum, v) => sum + v, 0)
   return [
     ['µs of CPU per request', ...rows.map((row) => row.name)],
