@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Int64 } from './int64.ts'
 import { NewPlant, Plant } from './plant.ts'
 import { ref } from './ref.ts'
-import { EventTypeSchema, PLANT_CREATED, PLANT_DELETED, PLANT_UPDATED } from './webhook.ts'
+import { EVENT_RETENTION_DAYS, EventTypeSchema, PLANT_CREATED, PLANT_DELETED, PLANT_UPDATED } from './webhook.ts'
 
 // The bodies of the plant events, the same for a webhook and in the change feed.
 
@@ -30,8 +30,10 @@ export const PlantDeleted = Type.Object({
   examples: [{ type: PLANT_DELETED, id: 1, name: 'Monstera', tag: 'tropical' }]
 })
 
-/** How long an event is kept at least; a cursor before the events pruned since is answered 410. */
-export const CHANGES_RETENTION_DAYS = 7
+/** How long one Server-Sent Events stream lasts; the client's EventSource reconnects with Last-Event-ID. */
+export const STREAM_SECONDS = 300
+/** A comment line this often keeps a quiet stream's connection and its proxies alive. */
+export const HEARTBEAT_SECONDS = 15
 /** The longest `wait` a long poll may ask for, in seconds. */
 export const CHANGES_MAX_WAIT_SECONDS = 30
 /** The most events one page, or one read of a stream, holds. */
@@ -67,7 +69,7 @@ export const ChangePage = Type.Object({
 })
 
 export const ChangesQuery = Type.Object({
-  after: Type.Optional(seq(`Only events after this cursor (a \`seq\`, or a page's \`next\`); from the oldest kept (at least ${CHANGES_RETENTION_DAYS} days) when left out. \`Last-Event-ID\` takes its place for a stream.`, 0)),
+  after: Type.Optional(seq(`Only events after this cursor (a \`seq\`, or a page's \`next\`); from the oldest kept (at least ${EVENT_RETENTION_DAYS} days) when left out. \`Last-Event-ID\` takes its place for a stream.`, 0)),
   limit: Type.Optional(Type.Integer({
     format: 'int32', minimum: 1, maximum: CHANGES_MAX_LIMIT, default: 100, description: 'At most this many events', examples: [100]
   })),

@@ -8,10 +8,10 @@ import { CreatedSubscription, Delivery, NewSubscription, Subscription } from './
 export { ErrorBody, Health, NewPlant, Plant, PlantUpdate, StoredPlant }
 export { CreatedSubscription, Delivery, NewSubscription, Subscription }
 export { Change, ChangePage, PlantDeleted, PlantUpdated }
-export { CHANGES_MAX_LIMIT, CHANGES_MAX_WAIT_SECONDS, CHANGES_RETENTION_DAYS, ChangesQuery } from './change.ts'
+export { CHANGES_MAX_LIMIT, CHANGES_MAX_WAIT_SECONDS, ChangesQuery, HEARTBEAT_SECONDS, STREAM_SECONDS } from './change.ts'
 export { NAME_MAX_LENGTH, PlantIdParams, PlantListQuery, TAG_MAX_LENGTH } from './plant.ts'
 export {
-  DeliveryListQuery, DeliveryParams, EVENT_TYPES, MAX_SUBSCRIPTIONS, PLANT_CREATED, PLANT_DELETED, PLANT_UPDATED, SubscriptionParams, type EventType
+  DeliveryListQuery, DeliveryParams, EVENT_RETENTION_DAYS, EVENT_TYPES, MAX_SUBSCRIPTIONS, PLANT_CREATED, PLANT_DELETED, PLANT_UPDATED, SubscriptionParams, type EventType
 } from './webhook.ts'
 export { Int64, INT64_MAX, INT64_MIN } from './int64.ts'
 export { ref } from './ref.ts'

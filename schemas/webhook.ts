@@ -2,6 +2,9 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Int64 } from './int64.ts'
 import { HTTP_URL_PATTERN } from './url.ts'
 
+/** How long events and settled deliveries are kept at least: the change feed's and the delivery log's reach, and a replay's. */
+export const EVENT_RETENTION_DAYS = 7
+
 /** The events this service announces: a plant's creation, update and deletion. */
 export const PLANT_CREATED = 'plant.created'
 export const PLANT_UPDATED = 'plant.updated'
@@ -87,7 +90,7 @@ const subscriptionFields = {
   }),
   pendingDeliveries: Type.Integer({ minimum: 0, description: 'Its deliveries pending now' }),
   disabledAt: Type.Optional(timestamp('When it was disabled; only while disabled')),
-  missedSince: Type.Optional(timestamp('While disabled, or while what it missed is being replayed: when the first event it missed happened. Missed events it chose are replayed if within the last 7 days and their plant not deleted since (a plant.deleted is replayed).'))
+  missedSince: Type.Optional(timestamp(`While disabled, or while what it missed is being replayed: when the first event it missed happened. Missed events it chose are replayed if within the last ${EVENT_RETENTION_DAYS} days and their plant not deleted since (a plant.deleted is replayed).`))
 }
 
 export const Subscription = Type.Object(subscriptionFields, {

@@ -1,14 +1,14 @@
 import { fastifySSE } from '@fastify/sse'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
-import { ChangesQuery } from '../../schemas/index.ts'
+import { ChangesQuery, HEARTBEAT_SECONDS, STREAM_SECONDS } from '../../schemas/index.ts'
 import { CursorExpired } from '../http/errors.ts'
 import { monotonicMs } from '../process/clock.ts'
 import type { ChangeQuery, ChangeRead, StoredChange } from '../store/changes.ts'
 import type { PlantStore } from '../store/store.ts'
 import { ChangeWatch } from './change-watch.ts'
 import { ReaderSlots, type ReaderLimits } from './reader-slots.ts'
-import { HEARTBEAT_SECONDS, listChanges, PAGE_BYTE_BUDGET, STREAM_SECONDS } from './route-schemas.ts'
+import { listChanges, PAGE_BYTE_BUDGET } from './route-schemas.ts'
 
 export interface ChangeRoutesOptions {
   store: PlantStore

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import { always } from '../../schemas/headers.ts'
 import {
-  CHANGES_MAX_WAIT_SECONDS, CHANGES_RETENTION_DAYS, ChangePage, ChangesQuery, errorResponses, GUARDED, JSON_BODY, NewPlant,
-  PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, PlantUpdate, ref, StoredPlant
+  CHANGES_MAX_WAIT_SECONDS, ChangePage, ChangesQuery, errorResponses, EVENT_RETENTION_DAYS, GUARDED, HEARTBEAT_SECONDS, JSON_BODY, NewPlant,
+  PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, PlantUpdate, ref, STREAM_SECONDS, StoredPlant
 } from '../../schemas/index.ts'
 
 /** A page stops early past this many bytes of plants, so no answer grows past a few MiB. */
@@ -107,15 +107,10 @@ export const deletePlant = {
   }
 }
 
-/** How long one Server-Sent Events stream lasts; the client's EventSource reconnects with Last-Event-ID. */
-export const STREAM_SECONDS = 300
-/** A comment line this often keeps a quiet stream's connection and its proxies alive. */
-export const HEARTBEAT_SECONDS = 15
-
 export const listChanges = {
   operationId: 'listChanges',
   summary: 'Follow every change to the plants',
-  description: `The events of every change (\`plant.created\`, \`plant.updated\`, \`plant.deleted\`) in the order they committed, from the same records as webhooks, each with the same body. Page with \`after\` (each page's \`next\`): following it visits every event exactly once, on every instance. With \`wait\`, an empty page waits up to ${CHANGES_MAX_WAIT_SECONDS} s for an event (a long poll). With \`Accept: text/event-stream\`, the answer is a stream of Server-Sent Events instead: each event's \`id\` is its \`seq\`, \`event\` its type and \`data\` the Change; a comment every ${HEARTBEAT_SECONDS} s keeps it open, and it ends after ${STREAM_SECONDS} s (an EventSource reconnects, and \`Last-Event-ID\` resumes after the last event received). Events are kept at least ${CHANGES_RETENTION_DAYS} days: a cursor before those pruned answers 410, and the consumer reads the plants again. Waiting and streaming requests are bounded per token (CHANGES_MAX_READERS_PER_TOKEN) and in all (CHANGES_MAX_READERS).`,
+  description: `The events of every change (\`plant.created\`, \`plant.updated\`, \`plant.deleted\`) in the order they committed, from the same records as webhooks, each with the same body. Page with \`after\` (each page's \`next\`): following it visits every event exactly once, on every instance. With \`wait\`, an empty page waits up to ${CHANGES_MAX_WAIT_SECONDS} s for an event (a long poll). With \`Accept: text/event-stream\`, the answer is a stream of Server-Sent Events instead: each event's \`id\` is its \`seq\`, \`event\` its type and \`data\` the Change; a comment every ${HEARTBEAT_SECONDS} s keeps it open, and it ends after ${STREAM_SECONDS} s (an EventSource reconnects, and \`Last-Event-ID\` resumes after the last event received). Events are kept at least ${EVENT_RETENTION_DAYS} days: a cursor before those pruned answers 410, and the consumer reads the plants again. Waiting and streaming requests are bounded per token (CHANGES_MAX_READERS_PER_TOKEN) and in all (CHANGES_MAX_READERS).`,
   tags: ['plants'],
   querystring: ChangesQuery,
   headers: Type.Object({

@@ -1,3 +1,5 @@
+import { EVENT_RETENTION_DAYS } from '../../schemas/index.ts'
+
 /** How the dispatcher paces deliveries, as configured. */
 export interface DispatcherSettings {
   /** Attempts in flight at once for one subscription, in this instance. */
@@ -15,8 +17,8 @@ export interface DispatcherSettings {
 const MAX_RETRY_DELAY_MS = 60 * 60 * 1000
 // Polled even when nothing announces: retries come due, and other instances write deliveries.
 export const POLL_INTERVAL_MS = 1000
-// Delivered and failed deliveries are kept this long in the delivery log, then deleted.
-export const RETENTION_MS = 7 * 24 * 60 * 60 * 1000
+// Delivered and failed deliveries, and events, are kept this long, then deleted.
+export const RETENTION_MS = EVENT_RETENTION_DAYS * 24 * 60 * 60 * 1000
 export const PRUNE_INTERVAL_MS = 10 * 60 * 1000
 // Failures in a row that pause a receiver: a few errors of a working receiver never do.
 export const FAILURES_TO_PAUSE = 10

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox'
 import { always } from '../../schemas/headers.ts'
 import {
-  CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, GUARDED, IGNORED_BODY, JSON_BODY, MAX_SUBSCRIPTIONS,
+  CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, EVENT_RETENTION_DAYS, GUARDED, IGNORED_BODY, JSON_BODY, MAX_SUBSCRIPTIONS,
   NewSubscription, PATH_PARAMETERS, ref, Subscription, SubscriptionParams
 } from '../../schemas/index.ts'
 
@@ -62,7 +62,7 @@ export const unsubscribe = {
 export const listDeliveries = {
   operationId: 'listDeliveries',
   summary: 'List a subscription\'s deliveries',
-  description: 'The delivery log, newest first, one page at a time. When more remain, the `Link` header holds the next page\'s address. Delivered and failed deliveries are kept for 7 days.',
+  description: `The delivery log, newest first, one page at a time. When more remain, the \`Link\` header holds the next page's address. Delivered and failed deliveries are kept for ${EVENT_RETENTION_DAYS} days.`,
   tags: ['webhooks'],
   params: SubscriptionParams,
   querystring: DeliveryListQuery,
@@ -96,7 +96,7 @@ export const retryDelivery = {
 export const enableSubscription = {
   operationId: 'enableSubscription',
   summary: 'Enable a disabled subscription, replaying what it missed',
-  description: 'A subscription disabled because its pending deliveries reached WEBHOOK_MAX_PENDING becomes active again: new plants are announced to it, and the plants it missed while disabled (those created within the last 7 days and not deleted since) are queued for it in the background, oldest first, in chunks of 1,000 as its pending deliveries leave room. An active subscription is left as it is. It takes no body: one sent anyway must be JSON, and is ignored.',
+  description: `A subscription disabled because its pending deliveries reached WEBHOOK_MAX_PENDING becomes active again: new plants are announced to it, and the plants it missed while disabled (those created within the last ${EVENT_RETENTION_DAYS} days and not deleted since) are queued for it in the background, oldest first, in chunks of 1,000 as its pending deliveries leave room. An active subscription is left as it is. It takes no body: one sent anyway must be JSON, and is ignored.`,
   tags: ['webhooks'],
   params: SubscriptionParams,
   response: {
