@@ -62,47 +62,28 @@ export class PostgresStore implements PlantStore {
     this.changes = new PostgresChanges(query)
     // WRITE_QUEUE_LIMIT_BYTES bounds what waits in the three queues together.
     const waiting = { bytes: 0 }
-    this.#creates = new GroupCommit({
-      write: async (plants) => {
-        const results = await createBatch(query, plants, this.webhooks.maxPending)
-        this.#outage.recover(true)
-        if (results.some((result) => !(result instanceof Error) && result.outcome === 'created')) this.#changed()
-        return results
-      },
-      sizeOf: plantBytes,
-      maxBatch,
-      maxQueueBytes,
-      onBatch,
-      waiting
-    })
     // A queue for each kind of write, not one of mixed writes: each batch stays one statement
     // (a delete's, one script), its only commit, so a failed batch wrote nothing.
-    this.#updates = new GroupCommit({
-      write: async (updates) => {
-        const results = await updateBatch(query, updates, this.webhooks.maxPending)
-        this.#outage.recover(true)
-        if (wrote(results)) this.#changed()
-        return results
-      },
-      sizeOf: (update) => plantBytes(changed(update.id, update.change)),
-      maxBatch,
-      maxQueueBytes,
-      onBatch,
-      waiting
-    })
-    this.#deletes = new GroupCommit({
-      write: async (plants) => {
-        const results = await deleteBatch(script, plants, this.webhooks.maxPending)
-        this.#outage.recover(true)
-        if (results.includes(true)) this.#changed()
-        return results
-      },
-      sizeOf: plantBytes,
-      maxBatch,
-      maxQueueBytes,
-      onBatch,
-      waiting
-    })
+    const queue = <Item, Result>(batch: (items: Item[]) => Promise<Result[]>, sizeOf: (item: Item) => number, wroteAny: (results: Result[]) => boolean) =>
+      new GroupCommit<Item, Result>({
+        write: async (items) => {
+          const results = await batch(items)
+          this.#outage.recover(true)
+          if (wroteAny(results)) this.#changed()
+          return results
+        },
+        sizeOf,
+        maxBatch,
+        maxQueueBytes,
+        onBatch,
+        waiting
+      })
+    this.#creates = queue(async (plants) => await createBatch(query, plants, this.webhooks.maxPending), plantBytes,
+      (results) => results.some((result) => !(result instanceof Error) && result.outcome === 'created'))
+    this.#updates = queue(async (updates) => await updateBatch(query, updates, this.webhooks.maxPending),
+      (update) => plantBytes(changed(update.id, update.change)), wrote)
+    this.#deletes = queue(async (plants) => await deleteBatch(script, plants, this.webhooks.maxPending), plantBytes,
+      (results) => results.includes(true))
     this.#started = this.#start(firstAttempt)
   }
 
