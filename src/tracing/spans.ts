@@ -1,6 +1,24 @@
-import { context, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api'
+import {
+  context, defaultTextMapGetter, defaultTextMapSetter, isSpanContextValid, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Span, type SpanContext
+} from '@opentelemetry/api'
+import { W3CTraceContextPropagator } from '@opentelemetry/core'
 import type { ServiceSpans } from './hooks.ts'
-import { formatTraceparent, parseTraceparent } from './traceparent.ts'
+
+// A change's event keeps its request's span context as a W3C traceparent: plain text, readable
+// by any instance and any later version.
+const w3c = new W3CTraceContextPropagator()
+
+function traceparentOf (span: Span): string | undefined {
+  const carrier: Record<string, string> = {}
+  w3c.inject(trace.setSpan(ROOT_CONTEXT, span), carrier, defaultTextMapSetter)
+  return carrier.traceparent
+}
+
+/** The span context a traceparent names, or undefined when it names none (malformed, or all zeros). */
+function spanContextOf (traceparent: string): SpanContext | undefined {
+  const named = trace.getSpanContext(w3c.extract(ROOT_CONTEXT, { traceparent }, defaultTextMapGetter))
+  return named !== undefined && isSpanContextValid(named) ? named : undefined
+}
 
 // The service's own span names and attributes (docs/production.md lists them).
 export const SPAN = {
@@ -76,12 +94,12 @@ export function serviceSpans (version: string): ServiceSpans {
 
     traceContext: () => {
       const span = recording()
-      return span === undefined ? undefined : formatTraceparent(span.spanContext())
+      return span === undefined ? undefined : traceparentOf(span)
     },
 
     attempt: async ({ webhook, delivery, attempt, traceContext }, send) => {
       // Whichever instance made the change, and however long ago: its event kept the context.
-      const change = traceContext === undefined ? undefined : parseTraceparent(traceContext)
+      const change = traceContext === undefined ? undefined : spanContextOf(traceContext)
       const span = tracer.startSpan(SPAN.attempt, {
         root: true,
         links: change === undefined ? [] : [{ context: change }],
