@@ -1,7 +1,6 @@
 import pg from 'pg'
 import { EVENTS_LOCK } from './postgres-changes.ts'
-import { AGAIN, announcing, bytes, literal } from './postgres-events.ts'
-import { utf8 } from './postgres-plants.ts'
+import { AGAIN, announcing, bytes, literal, utf8 } from './postgres-events.ts'
 import type { Script } from './postgres-pool.ts'
 import type { EventOrigin, StoredPlant } from './store.ts'
 import { deletedAnnouncement, PLANT_DELETED } from './webhooks.ts'

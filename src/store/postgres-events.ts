@@ -45,8 +45,13 @@ export function announcing (source: string, type: EventType, max: string): strin
 /** The answer of a write whose plant changed since it was read: read it and decide again. */
 export const AGAIN = Symbol('again')
 
+/** A name or tag as the bytea columns keep it: its UTF-8 bytes, byte for byte. */
+export function utf8 (text: string): Buffer {
+  return Buffer.from(text, 'utf8')
+}
+
 export function bytes (text: string | undefined): Buffer | null {
-  return text === undefined ? null : Buffer.from(text, 'utf8')
+  return text === undefined ? null : utf8(text)
 }
 
 /** A bytea literal for a script, whose statements take no parameters. */

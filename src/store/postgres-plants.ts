@@ -3,7 +3,7 @@ import { refused } from './postgres-connection.ts'
 import { samePlant, type CreateResult, type EventOrigin, type StoredPlant } from './store.ts'
 import { EVENTS_LOCK_CTE, EVENTS_LOCKED } from './postgres-changes.ts'
 import type { Query } from './postgres-pool.ts'
-import { announcing } from './postgres-events.ts'
+import { announcing, bytes, utf8 } from './postgres-events.ts'
 import { announcement, DEFAULT_MAX_PENDING } from './webhooks.ts'
 
 // The plants table as the PostgreSQL store reads and writes it.
@@ -80,7 +80,7 @@ export async function createBatch (query: Query, plants: Array<StoredPlant & Eve
 async function insert (query: Query, plants: Array<StoredPlant & EventOrigin>, maxPending: number): Promise<StoredPlant[]> {
   try {
     const { rows } = await query<{ id: string }>(INSERT_PLANTS,
-      [plants.map((p) => String(p.id)), plants.map((p) => utf8(p.name)), plants.map((p) => p.tag === undefined ? null : utf8(p.tag)), plants.map(announcement), maxPending,
+      [plants.map((p) => String(p.id)), plants.map((p) => utf8(p.name)), plants.map((p) => bytes(p.tag)), plants.map(announcement), maxPending,
         traceContexts(plants)])
     const inserted = new Set(rows.map((row) => BigInt(row.id)))
     return plants.filter((plant) => inserted.has(plant.id))
@@ -93,10 +93,6 @@ async function insert (query: Query, plants: Array<StoredPlant & EventOrigin>, m
 function traceContexts (plants: EventOrigin[]): Array<string | null> | null {
   if (plants.every((plant) => plant.traceContext === undefined)) return null
   return plants.map((plant) => plant.traceContext ?? null)
-}
-
-export function utf8 (text: string): Buffer {
-  return Buffer.from(text, 'utf8')
 }
 
 export function toPlant ({ id, name, tag }: Row): StoredPlant {
