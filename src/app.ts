@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { sharedSchemas } from '../schemas/index.ts'
-import { secretsOf, type Config } from './config.ts'
+import type { Config } from './config.ts'
+import { secretsOf } from './config/secrets.ts'
 import { clientErrorHandler, trackLatestAnswer } from './http/client-error.ts'
 import { errorHandler, frameworkErrorHandler } from './http/error-handler.ts'
 import { originForm, requireOriginForm } from './http/request-target.ts'

@@ -13,7 +13,6 @@ import type { Token } from './tokens/registry.ts'
 import type { WebhookSettings } from './webhooks/plugin.ts'
 
 export { ConfigError } from './config/error.ts'
-export { secretsOf } from './config/secrets.ts'
 
 export interface Config {
   host: string

@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_PENDING, EVENT_TYPES, type DeliveryStatus, type EventType } from '../../schemas/webhook.ts'
-import type { StoredPlant } from './store.ts'
+import type { StoredPlant } from '../../schemas/index.ts'
 
 // The store's bound until the app sets WEBHOOK_MAX_PENDING's value (limitPending).
 export { DEFAULT_MAX_PENDING }
