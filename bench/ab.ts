@@ -11,7 +11,8 @@ import { execFileSync } from 'node:child_process'
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { errors, int, ms, runScenario, table, wrkVersion, type Row } from './measure.ts'
+import { int, ms, runScenario, table, wrkVersion } from './measure.ts'
+import { errors, type Row } from './results.ts'
 import { BenchError, buildAt, fail, ROOT, select, settings, withPostgres, type Build } from './scenarios.ts'
 
 const DEFAULT = ['memory', 'sqlite', 'sqlite GET /plants/{id}']

@@ -19,8 +19,9 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { errors, int, ms, pinned, runScenario, table, wrkVersion, type Row } from './measure.ts'
+import { int, ms, pinned, runScenario, table, wrkVersion } from './measure.ts'
 import { partsTable } from './profile.ts'
+import { errors, type Row } from './results.ts'
 import { BenchError, buildAt, createPlant, ROOT, select, settings, withPostgres } from './scenarios.ts'
 
 async function main (): Promise<number> {
