@@ -8,6 +8,7 @@ import { originForm, requireOriginForm } from './http/request-target.ts'
 import { parseJsonBody } from './http/json-body.ts'
 import { requestIdGenerator } from './http/request-id.ts'
 import { RouteMethods } from './http/route-methods.ts'
+import { sharedSerializers } from './http/serializers.ts'
 import { RequestLog } from './log/request-log.ts'
 import { notFoundHandler, refuseUnrouted } from './http/unrouted.ts'
 import { buildValidatorCompiler, NO_QUERY } from './http/validation.ts'
@@ -60,7 +61,8 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
     // Closing is answered by the closing plugin, in the Error shape.
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
-    rewriteUrl: originForm
+    rewriteUrl: originForm,
+    schemaController: { compilersFactory: { buildSerializer: sharedSerializers } }
   })
   // A connection is a file: past the cap, Node closes a new one as it accepts it.
   app.server.maxConnections = limits.maxConnections
