@@ -67,15 +67,18 @@ t.test('a subscription is created, shown without its secret, and deleted', async
   t.equal((await app.inject({ url: `/webhooks/${other.id}`, headers: AUTH })).statusCode, 200, 'the other one is untouched')
 })
 
+/** Every route that takes a subscription id, with this one. */
+const routesOf = (id: string) => [
+  ['GET', `/webhooks/${id}`],
+  ['DELETE', `/webhooks/${id}`],
+  ['GET', `/webhooks/${id}/deliveries`],
+  ['POST', `/webhooks/${id}/deliveries/${UNKNOWN_DELIVERY}/retry`]
+] as const
+
 t.test('an unknown id answers 404 on every route', async (t) => {
   const app = await testApp(t, ENV)
   await subscribed(t, app, PUBLIC_URL)
-  for (const [method, url] of [
-    ['GET', `/webhooks/${UNKNOWN_ID}`],
-    ['DELETE', `/webhooks/${UNKNOWN_ID}`],
-    ['GET', `/webhooks/${UNKNOWN_ID}/deliveries`],
-    ['POST', `/webhooks/${UNKNOWN_ID}/deliveries/${UNKNOWN_DELIVERY}/retry`]
-  ] as const) {
+  for (const [method, url] of routesOf(UNKNOWN_ID)) {
     t.match(assertError(t, await app.inject({ method, url, headers: AUTH }), 404, `${method} ${url}`), `no webhook subscription has id ${UNKNOWN_ID}`)
   }
   t.equal((await listSubscriptions(app)).length, 1, 'nothing was deleted')
@@ -87,12 +90,7 @@ t.test('a malformed id answers 400 naming the parameter', async (t) => {
   const badIds = ['nope', 'wh_', `wh_${'0'.repeat(31)}`, `wh_${'0'.repeat(33)}`, `wh_${'A'.repeat(32)}`, `WH_${'0'.repeat(32)}`,
     `wh_${'g'.repeat(32)}`, `${id}%20`, `msg_${'0'.repeat(32)}`]
   for (const bad of badIds) {
-    for (const [method, url] of [
-      ['GET', `/webhooks/${bad}`],
-      ['DELETE', `/webhooks/${bad}`],
-      ['GET', `/webhooks/${bad}/deliveries`],
-      ['POST', `/webhooks/${bad}/deliveries/${UNKNOWN_DELIVERY}/retry`]
-    ] as const) {
+    for (const [method, url] of routesOf(bad)) {
       t.match(assertError(t, await app.inject({ method, url, headers: AUTH }), 400, `${method} ${url}`), /^params\/id /)
     }
   }

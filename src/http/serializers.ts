@@ -1,6 +1,4 @@
-import { SerializerSelector } from '@fastify/fast-json-stringify-compiler'
-
-type Compile = ReturnType<ReturnType<typeof SerializerSelector>>
+import { SerializerSelector, type Serializer, type SerializerFactory } from '@fastify/fast-json-stringify-compiler'
 
 const buildSerializer = SerializerSelector()
 
@@ -8,9 +6,9 @@ const buildSerializer = SerializerSelector()
  * Fastify's serializer factory, with each distinct schema compiled once: Fastify compiles one
  * serializer per route and status, and most of the API's are the same few (the Error shape above all).
  */
-export function sharedSerializers (...args: Parameters<typeof buildSerializer>): Compile {
-  const compile = buildSerializer(...args)
-  const compiled = new Map<string, ReturnType<Compile>>()
+export const sharedSerializers: SerializerFactory = (externalSchemas, options) => {
+  const compile = buildSerializer(externalSchemas, options)
+  const compiled = new Map<string, Serializer>()
   return (route) => {
     // What fast-json-stringify reads of a schema is its JSON (TypeBox's symbols aside).
     const key = JSON.stringify(route.schema)
