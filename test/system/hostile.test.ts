@@ -144,7 +144,9 @@ t.test('a burst of the largest pages shares the event loop: another client\'s re
   t.equal((await app.inject({ url: '/health' })).statusCode, 200)
   const waited = performance.now() - started
   await Promise.all(burst)
-  t.ok(waited < 5 * one, `the health check waited ${waited.toFixed(0)} ms, a page alone takes ${one.toFixed(0)} ms (20 in the burst)`)
+  const all = performance.now() - started
+  // Against the burst as it ran, under the same load: about one page of 20, not all of them.
+  t.ok(waited < all / 4, `the health check waited ${waited.toFixed(0)} ms, the 20 pages ${all.toFixed(0)} ms (one alone: ${one.toFixed(0)} ms)`)
 })
 
 t.test('rejected tokens are counted per /64 for IPv6 clients', async (t) => {
