@@ -121,7 +121,7 @@ export interface paths {
         };
         /**
          * Follow every change to the plants
-         * @description The events of every change (`plant.created`, `plant.updated`, `plant.deleted`) in the order they committed, from the same records as webhooks, each with the same body. Page with `after` (each page's `next`): following it visits every event exactly once, on every instance. With `wait`, an empty page waits up to 30 s for an event (a long poll). With `Accept: text/event-stream`, the answer is a stream of Server-Sent Events instead: each event's `id` is its `seq`, `event` its type and `data` the Change; a comment every 15 s keeps it open, and it ends after 300 s (an EventSource reconnects, and `Last-Event-ID` resumes after the last event received). Events are kept at least 7 days: a cursor before those pruned answers 410, and the consumer reads the plants again. Waiting and streaming requests are bounded per token (CHANGES_MAX_READERS_PER_TOKEN) and in all (CHANGES_MAX_READERS).
+         * @description The events of every change (`plant.created`, `plant.updated`, `plant.deleted`) in the order they committed, from the same records as webhooks, each with the same body. Page with `after` (each page's `next`): following it visits every event exactly once, on every instance. A page holds at most `limit` events, and stops before it passes 2 MiB. With `wait`, an empty page waits up to 30 s for an event (a long poll). With `Accept: text/event-stream`, the answer is a stream of Server-Sent Events instead: each event's `id` is its `seq`, `event` its type and `data` the Change; a comment every 15 s keeps it open, and it ends after 300 s (an EventSource reconnects, and `Last-Event-ID` resumes after the last event received). Events are kept at least 7 days: a cursor before those pruned answers 410, and the consumer reads the plants again. Waiting and streaming requests are bounded per token (CHANGES_MAX_READERS_PER_TOKEN) and in all (CHANGES_MAX_READERS).
          */
         get: operations["listChanges"];
         put?: never;
@@ -1770,7 +1770,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description For a stream: the `id` of the last event received, as an EventSource sends it when it reconnects; it takes the place of `after`
+                 * @description For a stream: the `id` of the last event received, as an EventSource sends it when it reconnects; it takes the place of `after`, and like it is at most 9007199254740991 (2^53 - 1)
                  * @example 0
                  */
                 "last-event-id"?: string;

@@ -13,6 +13,8 @@ export const InvalidJson = failure('invalid_json', 'the body is not valid JSON: 
 
 export const UnknownParameter = failure('unknown_parameter', '%s')
 
+export const InvalidParameter = failure('invalid_parameter', '%s')
+
 export const TokenMissing = failure('token_missing', 'missing bearer token: send the header "Authorization: Bearer <token>"')
 
 export const AuthorizationMalformed = failure('authorization_malformed', 'the Authorization header is not a bearer token: send "Authorization: Bearer <token>"')

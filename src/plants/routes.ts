@@ -3,11 +3,13 @@ import { PlantListQuery } from '../../schemas/index.ts'
 import { PlantConflict, PlantNotFound, PreconditionFailed } from '../http/errors.ts'
 import { entityTag, matches, notModified } from '../http/etag.ts'
 import type { PlantStore, Precondition, StoredPlant } from '../store/store.ts'
-import { PageTurns } from './page-turns.ts'
+import type { PageTurns } from './page-turns.ts'
 import { addPlant, deletePlant, getPlant, listPlants, PAGE_BYTE_BUDGET, updatePlant } from './route-schemas.ts'
 
 export interface PlantRoutesOptions {
   store: PlantStore
+  /** The turns of the event loop large pages take, shared with the change feed. */
+  turns: PageTurns
 }
 
 const DEFAULT_LIMIT: number = PlantListQuery.properties.limit.default
@@ -17,7 +19,7 @@ const PLANT_JSON_OVERHEAD = 48
 const REVALIDATE = 'private, no-cache'
 
 /** The plant routes: validation has made every id a bigint, so handlers only call the store. */
-const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, { store }) => {
+const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, { store, turns }) => {
   app.post('/plants', { schema: addPlant, config: { scope: 'plants:write' } }, async (request) => {
     const { id, name, tag } = request.body // only these: unknown fields are never kept
     const { outcome, plant } = await store.create(tag === undefined ? { id, name } : { id, name, tag })
@@ -25,26 +27,18 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
     return plant
   })
 
-  const turns = new PageTurns()
   app.get('/plants', { schema: listPlants, config: { scope: 'plants:read' } }, async (request, reply) => {
     const { limit = DEFAULT_LIMIT, after, tag } = request.query
-    const turn = turns.room()
-    if (turn !== undefined) await turn
-    let bytes = 0
-    try {
+    return await turns.take(async () => {
       // One more than asked tells whether another page exists without counting the store.
       const page = await store.list({ limit: limit + 1, after, tag })
-      let end
-      ({ end, bytes } = withinBudget(page, Math.min(limit, page.length)))
+      const { end, bytes } = withinBudget(page, Math.min(limit, page.length))
       if (end < page.length) {
         page.length = end
         reply.header('link', nextPageLink(limit, page[end - 1], tag))
       }
-      return page
-    } finally {
-      // A page that failed spends nothing, and lets the next one start.
-      turns.spent(bytes)
-    }
+      return { page, bytes }
+    })
   })
 
   app.get('/plants/:id', { schema: getPlant, config: { scope: 'plants:read' } }, async (request, reply) => {
