@@ -50,6 +50,11 @@ export const ERROR_CODES = {
     example: 'GET /plants takes only limit, after, tag; unknown: page',
     details: [{ field: 'querystring/page', message: 'is not a parameter of this operation, which takes only limit, after, tag' }]
   },
+  precondition_unsupported: {
+    status: 400,
+    meaning: 'A write sent `If-Unmodified-Since` without `If-Match`: plants keep no modification date, so it cannot be evaluated, and the write would otherwise be unconditional. Nothing was written; send `If-Match` with the `ETag` of a read instead.',
+    example: 'If-Unmodified-Since cannot be evaluated: plants keep no modification date; send If-Match with the ETag of a read'
+  },
   plant_rejected: {
     status: 400,
     meaning: 'The store cannot keep this plant.',
@@ -143,8 +148,8 @@ export const ERROR_CODES = {
   },
   precondition_failed: {
     status: 412,
-    meaning: 'The `If-Match` of an update names no `ETag` of the plant as it is now: it changed since it was read (or the header names no strong tag). Nothing was written; read the plant again.',
-    example: 'plant 1 changed since it was read: If-Match names none of its current ETag'
+    meaning: 'A write\'s precondition is false for the plant as it is now: its `If-Match` names no current `ETag` (the plant changed since it was read, or the header names no strong tag), or its `If-None-Match` names the current one or is `*`. On `POST /plants` (the collection, which always exists and has no `ETag`): an `If-Match` other than `*`, or `If-None-Match: *`. Nothing was written; read the plant again.',
+    example: 'plant 1 is not as the request\'s If-Match or If-None-Match require (it changed since it was read?): nothing was written'
   },
   cursor_expired: {
     status: 410,
