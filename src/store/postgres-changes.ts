@@ -1,6 +1,7 @@
 import type { EventType } from '../../schemas/webhook.ts'
 import { EVENT_BYTES, type ChangeFeed, type ChangeQuery, type ChangeRead } from './changes.ts'
 import type { Query } from './postgres-pool.ts'
+import { keptPayloadSql } from './webhooks.ts'
 
 // Any fixed number, the same in every instance. Every transaction that writes events takes
 // it before its first write and holds it to its commit, so seqs are drawn in commit order:
@@ -20,7 +21,7 @@ const READ = `SELECT event_horizon.pruned_through AS horizon, greatest(newest.se
   FROM event_horizon
   CROSS JOIN (SELECT coalesce(max(seq), 0) AS seq FROM webhook_events) AS newest
   CROSS JOIN LATERAL (SELECT greatest($1::bigint, event_horizon.pruned_through) AS after) AS cursor
-  LEFT JOIN LATERAL (SELECT seq, type, plant_id, payload, created_at FROM webhook_events
+  LEFT JOIN LATERAL (SELECT seq, type, plant_id, ${keptPayloadSql('webhook_events')} AS payload, created_at FROM webhook_events
     WHERE seq > cursor.after AND seq <= coalesce((SELECT seq FROM (
       SELECT seq, sum(size) OVER (ORDER BY seq) AS total FROM (
         SELECT seq, coalesce(octet_length(payload), 0) + ${EVENT_BYTES} AS size FROM webhook_events WHERE seq > cursor.after ORDER BY seq LIMIT $2) AS head) AS sums

@@ -82,7 +82,18 @@ const migrations: string[] = [
    INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`,
   // 8: the W3C traceparent of the request that made each change, when traced: its
   // deliveries' traces link to it whichever instance attempts them. NULL when tracing is off.
-  'ALTER TABLE webhook_events ADD COLUMN trace_context text'
+  'ALTER TABLE webhook_events ADD COLUMN trace_context text',
+  // 9: a deleted plant's events before its deletion, erased in the background a chunk at
+  // a time (erased_through: how far), read as erased meanwhile; a plant's pending
+  // deliveries found in the order of their events, whether queued live or by a replay.
+  `CREATE TABLE plant_erasures (
+     plant_id       bigint NOT NULL,
+     before_seq     bigint NOT NULL,
+     erased_through bigint NOT NULL DEFAULT 0,
+     PRIMARY KEY (plant_id, before_seq)
+   );
+   DROP INDEX webhook_deliveries_plant;
+   CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, event_seq) WHERE status = 'pending'`
 ]
 
 export const SCHEMA_VERSION = migrations.length

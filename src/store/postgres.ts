@@ -129,7 +129,9 @@ export class PostgresStore implements PlantStore {
       const settled = settledDelete(plant, precondition)
       if (settled !== undefined) return settled
       const result = await this.#deletes.submit({ ...plant!, ...origin })
-      if (result !== AGAIN) return result ? 'deleted' : 'absent'
+      if (result === AGAIN) continue
+      if (result) this.webhooks.deleted()
+      return result ? 'deleted' : 'absent'
     }
   }
 

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3'
 import type { EventType } from '../../schemas/webhook.ts'
 import { EVENT_BYTES, type ChangeFeed, type ChangeQuery, type ChangeRead } from './changes.ts'
 import type { Read } from './sqlite-webhooks.ts'
+import { keptPayloadSql } from './webhooks.ts'
 
 interface Row { seq: bigint, type: EventType, plant_id: bigint, payload: Buffer | null, created_at: bigint }
 interface Page { after: number, limit: number, bytes: number }
@@ -19,7 +20,7 @@ export class SqliteChanges implements ChangeFeed {
     this.#statements = {
       // Up to the first event that takes the payloads to `bytes`, their sizes read first:
       // length() of a blob reads no content.
-      page: db.prepare<[Page], Row>(`SELECT seq, type, plant_id, payload, created_at FROM webhook_events
+      page: db.prepare<[Page], Row>(`SELECT seq, type, plant_id, ${keptPayloadSql('webhook_events')} AS payload, created_at FROM webhook_events
         WHERE seq > @after AND seq <= coalesce((SELECT seq FROM (
           SELECT seq, sum(size) OVER (ORDER BY seq) AS total FROM (
             SELECT seq, coalesce(length(payload), 0) + ${EVENT_BYTES} AS size FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit))

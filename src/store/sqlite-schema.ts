@@ -90,7 +90,18 @@ const migrations: string[] = [
    INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`,
   // 8: the W3C traceparent of the request that made each change, when traced: its
   // deliveries' traces link to it after a restart too. NULL when tracing is off.
-  'ALTER TABLE webhook_events ADD COLUMN trace_context TEXT'
+  'ALTER TABLE webhook_events ADD COLUMN trace_context TEXT',
+  // 9: a deleted plant's events before its deletion, erased in the background a chunk at
+  // a time (erased_through: how far), read as erased meanwhile; a plant's pending
+  // deliveries found in the order of their events, whether queued live or by a replay.
+  `CREATE TABLE plant_erasures (
+     plant_id       INTEGER NOT NULL,
+     before_seq     INTEGER NOT NULL,
+     erased_through INTEGER NOT NULL DEFAULT 0,
+     PRIMARY KEY (plant_id, before_seq)
+   ) STRICT, WITHOUT ROWID;
+   DROP INDEX webhook_deliveries_plant;
+   CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, event_seq) WHERE status = 'pending'`
 ]
 
 export const SCHEMA_VERSION = migrations.length

@@ -29,6 +29,9 @@ export class SqliteWebhooks implements WebhookStore {
   #announced = false
   /** Set by announce inside a transaction: it wrote events, which the change feed tells its readers of. */
   #evented = false
+  /** Set by erasing inside a transaction: it deleted plants, whose events the cleanup erases. */
+  #deleted = false
+  #onDeleted = (): void => {}
   /**
    * Whether the transaction under way has a subscription to announce to, read by its
    * first announce: most stores have none, and a change then writes its event alone.
@@ -45,31 +48,51 @@ export class SqliteWebhooks implements WebhookStore {
    * Writes a plant's event (its payload once: the change feed's record of it), and a
    * delivery of it to each enabled subscription choosing it below its bound (those at the
    * bound are disabled): called by the change inside its transaction, so they commit (or
-   * roll back) with it. The event keeps the change's trace context, if any. O(subscriptions).
+   * roll back) with it. The event keeps the change's trace context, if any. Returns the
+   * event's seq. O(subscriptions).
    */
-  announce (type: EventType, plantId: bigint, payload: Buffer, traceContext?: string): void {
+  announce (type: EventType, plantId: bigint, payload: Buffer, traceContext?: string): number | bigint {
     const now = Date.now()
     const event = this.#statements.event.run(plantId, type, payload, now, traceContext ?? null).lastInsertRowid
     this.#evented = true
     this.#subscribed ??= this.#statements.count.get()!.count > 0n
-    if (!this.#subscribed) return
+    if (!this.#subscribed) return event
     const bit = eventBit(type)
-    if (this.#statements.wanted.get(bit)!.count === 0n) return
+    if (this.#statements.wanted.get(bit)!.count === 0n) return event
     this.#statements.disable.run({ max: this.#maxPending, event, now, bit })
-    if (this.#statements.announce.run({ plant: plantId, event, now, bit }).changes === 0) return
+    if (this.#statements.announce.run({ plant: plantId, event, now, bit }).changes === 0) return event
     this.#statements.announced.run(bit)
     this.#announced = true
+    return event
   }
 
   /**
-   * Erases a deleted plant's payloads and fails their pending deliveries: called by the
-   * plant's delete inside its transaction, before it announces the deletion.
+   * Leaves a deleted plant's events before its deletion (`before`) to erase: called by the
+   * delete inside its transaction. They read as erased from its commit on, whatever the
+   * length of the plant's history; erase clears them later, a chunk at a time.
    */
-  erase (plantId: bigint): void {
-    const now = Date.now()
-    for (const { seq } of this.#statements.erase.all(plantId)) {
-      for (const { webhook_id: webhook } of this.#statements.erased.all({ event: seq, now })) this.#statements.settled.run(webhook)
-    }
+  erasing (plantId: bigint, before: number | bigint): void {
+    this.#statements.erasing.run(plantId, before)
+    this.#deleted = true
+  }
+
+  // Looks before it writes, as the cleanup's other statements do.
+  async erase (limit: number): Promise<boolean> {
+    if (await this.#read(() => this.#statements.erasure.get()) === undefined) return false
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
+      const erasure = this.#statements.erasure.get()
+      if (erasure === undefined) return false
+      const { plant_id: plant, before_seq: before, erased_through: after } = erasure
+      const chunk = this.#statements.erasureChunk.all({ plant, after, before, limit })
+      const now = Date.now()
+      for (const seq of chunk) {
+        if (this.#statements.erase.run(seq).changes === 0) continue
+        for (const { webhook_id: webhook } of this.#statements.erased.all({ event: seq, now })) this.#statements.settled.run(webhook)
+      }
+      if (chunk.length < limit) this.#statements.erasureDone.run(plant, before)
+      else this.#statements.erasedThrough.run(chunk[chunk.length - 1], plant, before)
+      return true
+    })
   }
 
   /** Called by the store after each committed transaction; true when it wrote events. */
@@ -77,6 +100,10 @@ export class SqliteWebhooks implements WebhookStore {
     this.#subscribed = undefined
     const evented = this.#evented
     this.#evented = false
+    if (this.#deleted) {
+      this.#deleted = false
+      this.#onDeleted()
+    }
     if (this.#announced) {
       this.#announced = false
       this.#listener()
@@ -89,6 +116,7 @@ export class SqliteWebhooks implements WebhookStore {
     this.#subscribed = undefined
     this.#announced = false
     this.#evented = false
+    this.#deleted = false
   }
 
   async subscribe ({ id, url, secret, events = [PLANT_CREATED], createdAt }: StoredSubscription, max: number): Promise<boolean> {
@@ -195,12 +223,15 @@ export class SqliteWebhooks implements WebhookStore {
       if (state === undefined) return 0
       const room = Math.min(limit, this.#maxPending - Number(state.pending))
       if (room <= 0) return 0
-      const queued = this.#statements.replay.all({ webhook: id, from: state.replay_from, to: state.replay_to, limit: room, now: Date.now() })
-      // A chunk short of what was asked for queued the last of them.
-      const next = queued.length < room ? null : queued.reduce((last, { event_seq: seq }) => seq > last ? seq : last, 0n) + 1n
+      const from = state.replay_from
+      const { examined, last } = this.#statements.replayChunk.get({ from, limit: room })!
+      const queued = this.#statements.replay.all({ webhook: id, from, limit: room, now: Date.now() })
+      // A chunk short of what it looked for reached the newest event: the replay is done,
+      // and the next event is announced live (one writer: none can commit in between).
+      const next = Number(examined) < room ? null : last! + 1n
       this.#statements.replayed.run({ webhook: id, count: queued.length, next })
       if (queued.length > 0) this.#announced = true
-      return queued.length
+      return Number(examined)
     })
   }
 
@@ -218,5 +249,9 @@ export class SqliteWebhooks implements WebhookStore {
 
   onAnnounced (listener: () => void): void {
     this.#listener = listener
+  }
+
+  onDeleted (listener: () => void): void {
+    this.#onDeleted = listener
   }
 }

@@ -43,7 +43,7 @@ export class SqliteStore implements PlantStore {
   async create (plant: StoredPlant & EventOrigin): Promise<CreateResult> {
     return await this.#durable.write(plantBytes(plant), (): CreateResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        const announce = (): void => this.webhooks.announce('plant.created', plant.id, announcement(plant), plant.traceContext)
+        const announce = (): void => { this.webhooks.announce('plant.created', plant.id, announcement(plant), plant.traceContext) }
         if (tracing.spans === undefined) announce()
         else tracing.spans.outbox(announce)
         return { outcome: 'created', plant }
@@ -93,9 +93,9 @@ export class SqliteStore implements PlantStore {
       const outcome = settledDelete(current === undefined ? undefined : toPlant(current), precondition)
       if (outcome !== undefined) return outcome
       const row = this.#statements.delete.get(id)!
-      // Its earlier payloads are erased; the deletion itself carries the name and tag it had.
-      this.webhooks.erase(id)
-      this.webhooks.announce('plant.deleted', id, deletedAnnouncement(toPlant(row)), origin?.traceContext)
+      // Its earlier payloads are erased (in the background); the deletion itself carries the name and tag it had.
+      const deletion = this.webhooks.announce('plant.deleted', id, deletedAnnouncement(toPlant(row)), origin?.traceContext)
+      this.webhooks.erasing(id, deletion)
       return 'deleted'
     })
   }
