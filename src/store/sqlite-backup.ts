@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
 import { checkStoreFile } from './sqlite-file-check.ts'
@@ -46,13 +46,15 @@ export function syncToDisk (path: string): void {
  * Copies the store at `path` into a new file, `file`, while the service goes on writing:
  * VACUUM INTO reads one snapshot in one statement (in WAL mode, beside the writer, not
  * blocking it; an incremental backup would start over at each commit of the service). The
- * copy is a single file (no -wal), synced, named `file` only once whole and checked.
+ * copy is a single file (no -wal), mode 0600, synced, named `file` only once whole and checked.
  */
 export function backup (path: string, file: string): FileSummary {
   if (existsSync(file)) throw new Error(`${file} exists already: name a new file`)
   if (!existsSync(path)) throw new Error(`${path} does not exist: there is no store to back up`)
   const partial = `${file}.partial`
   rmSync(partial, { force: true })
+  // VACUUM INTO fills an empty file: made first, readable by its owner alone, as it holds the webhooks' secrets.
+  writeFileSync(partial, '', { mode: 0o600 })
   const source = new Database(path, { fileMustExist: true, timeout: BUSY_MS })
   try {
     refuseForeign(source)

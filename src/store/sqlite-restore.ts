@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, renameSync, rmSync } from 'node:fs'
+import { chmodSync, chownSync, copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import { fileSummary, syncToDisk, type FileSummary } from './sqlite-backup.ts'
@@ -34,16 +34,22 @@ const SIDE_FILES = ['-wal', '-shm', '-journal']
  * place under the lock that keeps a service from starting meanwhile. The change feed's
  * history restarts past the replaced file's latest seq (or the backup's, if that file is
  * gone); deliveries the replaced file had delivered are not sent again. No -wal or -shm is
- * left beside it. Files beside the database (its development token) are left alone.
+ * left beside it; it keeps the replaced file's mode and owner. Files beside the database (its
+ * development token) are left alone.
  */
 export function restore (file: string, path: string): RestoreReport {
   if (resolve(file) === resolve(path)) throw new Error(`${file} is the store's own file: restore from a backup elsewhere`)
   if (!existsSync(file)) throw new Error(`${file} does not exist`)
+  // A copy of a live file: what its log holds would be lost.
+  if ((statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0) > 0) {
+    throw new Error(`${file} has a -wal file beside it, which a copy of it would miss: make backups with the backup command`)
+  }
   const before = existsSync(path) ? lockReplaced(path) : undefined
   const staging = `${path}.restoring`
   try {
     removeWithSideFiles(staging)
     copyFileSync(file, staging)
+    keepOwnership(staging, path)
     const check = new Database(staging, { fileMustExist: true })
     try {
       checkStoreFile(check, file)
@@ -131,6 +137,18 @@ function deliveredOf (db: Database.Database, replaced: Database.Database): Deliv
     found.push(...delivered.all(JSON.stringify(rows.map((row) => row.id))))
   }
   return found
+}
+
+/** Gives the staged file the replaced file's mode and owner (the owner if allowed: as root), or mode 0600 when there is none. */
+function keepOwnership (staged: string, path: string): void {
+  const replaced = statSync(path, { throwIfNoEntry: false })
+  chmodSync(staged, replaced === undefined ? 0o600 : replaced.mode & 0o7777)
+  if (replaced === undefined) return
+  try {
+    chownSync(staged, replaced.uid, replaced.gid)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err
+  }
 }
 
 function removeWithSideFiles (path: string): void {

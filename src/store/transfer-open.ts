@@ -4,7 +4,7 @@ import { PostgresSnapshot } from './postgres-export.ts'
 import { latestSeq as postgresLatest, lockEvents, restartHistory as postgresRestart } from './postgres-history.ts'
 import { PostgresLoad } from './postgres-import.ts'
 import { openSession } from './postgres-session.ts'
-import { openAlone } from './sqlite-alone.ts'
+import { FileInUse, openAlone } from './sqlite-alone.ts'
 import { SqliteSnapshot } from './sqlite-export.ts'
 import { latestSeq as sqliteLatest, restartHistory as sqliteRestart } from './sqlite-history.ts'
 import { SqliteLoad } from './sqlite-import.ts'
@@ -19,7 +19,7 @@ export async function openSnapshot (database: DatabaseConfig): Promise<StoreSnap
     case 'memory': throw new Error('memory: keeps nothing beyond its process: there is nothing to copy')
     case 'sqlite':
       if (!existsSync(database.path)) throw new Error(`${database.path} does not exist: there is no store to copy`)
-      return new SqliteSnapshot(database.path)
+      return named(database.path, 'copied from', () => new SqliteSnapshot(database.path))
     case 'postgres': return await PostgresSnapshot.open(database.url)
   }
 }
@@ -29,9 +29,27 @@ export async function openLoad (database: DatabaseConfig): Promise<StoreLoad> {
   switch (database.engine) {
     case 'memory': throw new Error('memory: keeps nothing beyond its process: name a file or a PostgreSQL database to copy to')
     case 'sqlite':
-      if (existsSync(database.path)) openAlone(database.path).close()
-      return new SqliteLoad(database.path)
+      if (existsSync(database.path)) refuseInUse(database.path)
+      return named(database.path, 'copied to', () => new SqliteLoad(database.path))
     case 'postgres': return await PostgresLoad.open(database.url)
+  }
+}
+
+/** SQLite's refusals name no file: this one names it. */
+function named<T> (path: string, what: string, open: () => T): T {
+  try {
+    return open()
+  } catch (err) {
+    throw new Error(`${path} cannot be ${what}: ${(err as Error).message}`, { cause: err })
+  }
+}
+
+/** Throws FileInUse when another process has the file open; what else is wrong with it, opening it says. */
+function refuseInUse (path: string): void {
+  try {
+    openAlone(path).close()
+  } catch (err) {
+    if (err instanceof FileInUse) throw err
   }
 }
 

@@ -13,14 +13,21 @@ export interface CommandResult {
 }
 
 /** `npm run store -- <args>`, run from its TypeScript source as tap runs the tests, instead of a build. */
-export async function storeCommand (args: string[], env: NodeJS.ProcessEnv = {}): Promise<CommandResult> {
-  const child = spawn(process.execPath, [...process.execArgv, SCRIPT, ...args], { env: { ...process.env, ...env } })
+export async function storeCommand (args: string[], env: NodeJS.ProcessEnv = {}, argv = [process.execPath, ...process.execArgv, SCRIPT, ...args]): Promise<CommandResult> {
+  const child = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...env } })
   let stdout = ''
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => { stdout += chunk })
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk })
   const [code] = await once(child, 'exit')
   return { code, stdout, stderr }
+}
+
+/** The command run under `script`, its stdout and stderr a terminal: what it wrote there, both together. */
+export async function storeCommandOnTerminal (args: string[]): Promise<CommandResult> {
+  const quote = (word: string): string => `'${word.replaceAll("'", "'\\''")}'`
+  const line = [process.execPath, ...process.execArgv, SCRIPT, ...args].map(quote).join(' ')
+  return await storeCommand([], {}, ['script', '--quiet', '--return', '--command', line, '/dev/null'])
 }
 
 /** The plant checksums a copy's report prints: the source's, then the destination's. */

@@ -46,6 +46,7 @@ t.test('a backup during a create load, restored into a new service: every plant 
   const backupPending = Number(copy.prepare("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'").pluck().get())
   copy.close()
   t.notOk(existsSync(`${dir}/backup.db-wal`), 'the backup is one file')
+  t.equal(statSync(`${dir}/backup.db`).mode & 0o777, 0o600, 'readable by its owner alone: it holds the webhooks\' secrets')
 
   // The replaced store goes on: more plants, and the receiver now takes every delivery.
   await sleep(200)

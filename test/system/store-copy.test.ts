@@ -1,11 +1,11 @@
-import { existsSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import t from 'tap'
 import { PostgresStore } from '../../src/store/postgres.ts'
 import { SqliteStore } from '../../src/store/sqlite.ts'
 import type { PlantStore } from '../../src/store/store.ts'
 import { AUTH, postPlant, testApp } from '../helpers/app.ts'
 import { postgresUnavailable, startPostgres } from '../helpers/postgres-cluster.ts'
-import { checksums, reported, servedPlants, storeCommand } from '../helpers/store-command.ts'
+import { checksums, reported, servedPlants, storeCommand, storeCommandOnTerminal } from '../helpers/store-command.ts'
 import { ascending, contentOf, fillStore, outboxOf, plantsToCopy, STORE_CONTEXT } from '../helpers/store-content.ts'
 
 // `npm run store -- copy` in each direction, through the command itself: every plant exact
@@ -100,6 +100,14 @@ t.test('copies SQLite to PostgreSQL, PostgreSQL to SQLite and SQLite to SQLite e
     t.equal(reported(replaced.stdout, 'plants:'), plants.length + 1, 'the plant created on PostgreSQL came along')
   })
 
+  await t.test('on a terminal, the copy shows its progress', async (t) => {
+    const shown = await storeCommandOnTerminal(['copy', sqlite('source'), sqlite('watched')])
+    t.equal(shown.code, 0, shown.stdout)
+    const total = plants.length.toLocaleString('en')
+    t.match(shown.stdout, `\rplants copied ${total} / ${total} (100%)`)
+    t.match(shown.stdout, `\rplants checked ${total} / ${total} (100%)`)
+  })
+
   await t.test('refusals name what is wrong, and create nothing', async (t) => {
     const cases: Array<[string[], RegExp]> = [
       [['copy', sqlite('nothing'), sqlite('new')], /nothing\.db does not exist: there is no store to copy/],
@@ -107,8 +115,10 @@ t.test('copies SQLite to PostgreSQL, PostgreSQL to SQLite and SQLite to SQLite e
       [['copy', sqlite('source'), 'memory:'], /memory: keeps nothing beyond its process/],
       [['copy', sqlite('source')], /copy takes two DATABASE_URLs/],
       [['copy', 'mysql://x', sqlite('new')], /DATABASE_URL must be sqlite:<path>, postgres:\/\/… or memory:/],
-      [['move'], /no command "move"/]
+      [['move'], /no command "move"/],
+      [['copy', sqlite('source'), sqlite('garbage')], /garbage\.db cannot be copied to: file is not a database/]
     ]
+    writeFileSync(`${dir}/garbage.db`, 'not a database, but some text long enough to be read as one'.repeat(100))
     for (const [args, message] of cases) {
       const res = await storeCommand(args)
       t.equal(res.code, 1, args.join(' '))

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { copyFileSync, existsSync, openSync, readFileSync, rmSync, writeFileSync, writeSync, closeSync } from 'node:fs'
+import { chmodSync, closeSync, copyFileSync, existsSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import t from 'tap'
 import { SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts'
@@ -45,6 +45,8 @@ t.test('restore refuses what it cannot put back, and leaves the store as it was'
   newer.close()
   copyFileSync(`${dir}/good.db`, `${dir}/corrupt.db`)
   damage(`${dir}/corrupt.db`)
+  copyFileSync(`${dir}/good.db`, `${dir}/live.db`)
+  writeFileSync(`${dir}/live.db-wal`, 'frames')
 
   const before = sha256(path)
   const cases: Array<[string, RegExp]> = [
@@ -53,6 +55,7 @@ t.test('restore refuses what it cannot put back, and leaves the store as it was'
     ['foreign.db', /foreign\.db is not a Plant Store database: it holds tables that are not the plant store's \(users\)/],
     ['newer.db', new RegExp(`newer\\.db is at schema version ${SCHEMA_VERSION + 1}, newer than this code's ${SCHEMA_VERSION}`)],
     ['corrupt.db', /corrupt\.db fails PRAGMA integrity_check: ./],
+    ['live.db', /live\.db has a -wal file beside it, which a copy of it would miss: make backups with the backup command/],
     ['absent.db', /absent\.db does not exist/],
     ['plants.db', /is the store's own file: restore from a backup elsewhere/]
   ]
@@ -73,7 +76,9 @@ t.test('restore refuses what it cannot put back, and leaves the store as it was'
   t.equal((await server.request('POST', '/plants', { body: { id: 5000, name: 'still written' } })).statusCode, 200)
   server.child.kill('SIGTERM')
   await server.exited
+  chmodSync(path, 0o640)
   t.equal((await storeCommand(['restore', `${dir}/good.db`], env)).code, 0, 'once it stopped, the restore goes ahead')
+  t.equal(statSync(path).mode & 0o777, 0o640, 'the restored file keeps the replaced file\'s mode')
 })
 
 t.test('a restore with no store in place, or an unreadable one, restarts the history past the backup\'s', async (t) => {
