@@ -6,42 +6,10 @@ import type { StoredPlant } from './store.ts'
 import {
   TRANSFER_CHUNK, type DeliveryRecord, type EventRecord, type SnapshotSummary, type StoreSnapshot, type SubscriptionRecord
 } from './transfer.ts'
-
-type Integer = string | null
-type Time = Date | null
-interface SubscriptionRow {
-  id: string,
-  url: string,
-  secret: string,
-  events: number,
-  created_at: Date,
-  pending: string,
-  disabled_at: Time,
-  missed_since: Time,
-  missed_from: Integer,
-  replay_from: Integer,
-  replay_to: Integer
-}
-interface EventRow { seq: string, plant_id: string, type: string, payload: Buffer | null, created_at: Date, trace_context: string | null }
-interface DeliveryRow {
-  seq: string,
-  id: string,
-  webhook_id: string,
-  plant_id: string,
-  event_seq: string,
-  attempts: number,
-  last_status_code: number | null,
-  last_error: string | null,
-  next_attempt_at: Time,
-  created_at: Date
-}
-
-const number = (value: Integer): number | null => value === null ? null : Number(value)
-const ms = (value: Time): number | null => value === null ? null : value.getTime()
-
-// The oldest event a disabled or replaying subscription is still owed.
-const OWED_FROM = 'SELECT min(coalesce(missed_from, replay_from)) FROM webhooks'
-const PENDING = "status = 'pending' AND webhook_id IN (SELECT id FROM webhooks)"
+import {
+  DELIVERY_COLUMNS, EVENT_COLUMNS, OWED_EVENT, PENDING, SUBSCRIPTION_COLUMNS, toDeliveryRecord, toEventRecord, toSubscriptionRecord,
+  type DeliveryRow, type EventRow, type SubscriptionRow
+} from './transfer-rows.ts'
 
 /**
  * A PostgreSQL store read in one REPEATABLE READ, READ ONLY transaction: every statement
@@ -79,59 +47,24 @@ export class PostgresSnapshot implements StoreSnapshot {
   }
 
   async subscriptions (): Promise<SubscriptionRecord[]> {
-    const { rows } = await this.#session.client.query<SubscriptionRow>(`SELECT id, url, secret, events, created_at, pending, disabled_at,
-      missed_since, missed_from, replay_from, replay_to FROM webhooks ORDER BY seq`)
-    return rows.map((row) => ({
-      id: row.id,
-      url: row.url,
-      secret: row.secret,
-      events: row.events,
-      createdAt: row.created_at.getTime(),
-      pending: Number(row.pending),
-      disabledAt: ms(row.disabled_at),
-      missedSince: ms(row.missed_since),
-      missedFrom: number(row.missed_from),
-      replayFrom: number(row.replay_from),
-      replayTo: number(row.replay_to)
-    }))
+    return (await this.#session.client.query<SubscriptionRow>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM webhooks ORDER BY seq`)).rows.map(toSubscriptionRecord)
   }
 
   async * events (): AsyncIterable<EventRecord[]> {
-    for (let after = '0'; ;) {
-      const { rows } = await this.#session.client.query<EventRow>(`SELECT seq, plant_id, type, payload, created_at, trace_context FROM webhook_events
-        WHERE seq > $1 AND (seq >= coalesce((${OWED_FROM}), 9223372036854775807)
-          OR EXISTS (SELECT 1 FROM webhook_deliveries WHERE event_seq = webhook_events.seq AND ${PENDING}))
-        ORDER BY seq LIMIT ${TRANSFER_CHUNK}`, [after])
-      if (rows.length === 0) return
-      after = rows.at(-1)!.seq
-      yield rows.map((row) => ({
-        seq: Number(row.seq),
-        plantId: BigInt(row.plant_id),
-        type: row.type,
-        payload: row.payload,
-        createdAt: row.created_at.getTime(),
-        traceContext: row.trace_context
-      }))
-    }
+    yield * this.#pages(`SELECT ${EVENT_COLUMNS} FROM webhook_events WHERE seq > $1 AND ${OWED_EVENT}`, toEventRecord)
   }
 
   async * deliveries (): AsyncIterable<DeliveryRecord[]> {
+    yield * this.#pages(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE seq > $1 AND ${PENDING}`, toDeliveryRecord)
+  }
+
+  /** The rows of `select` (its seq after $1), ascending by seq, a chunk at a time. */
+  async * #pages<Row extends EventRow | DeliveryRow, Record> (select: string, record: (row: Row) => Record): AsyncIterable<Record[]> {
     for (let after = '0'; ;) {
-      const { rows } = await this.#session.client.query<DeliveryRow>(`SELECT seq, id, webhook_id, plant_id, event_seq, attempts, last_status_code,
-        last_error, next_attempt_at, created_at FROM webhook_deliveries WHERE seq > $1 AND ${PENDING} ORDER BY seq LIMIT ${TRANSFER_CHUNK}`, [after])
+      const { rows } = await this.#session.client.query<Row>(`${select} ORDER BY seq LIMIT ${TRANSFER_CHUNK}`, [after])
       if (rows.length === 0) return
-      after = rows.at(-1)!.seq
-      yield rows.map((row) => ({
-        id: row.id,
-        webhookId: row.webhook_id,
-        plantId: BigInt(row.plant_id),
-        eventSeq: Number(row.event_seq),
-        attempts: row.attempts,
-        lastStatusCode: row.last_status_code,
-        lastError: row.last_error,
-        nextAttemptAt: ms(row.next_attempt_at),
-        createdAt: row.created_at.getTime()
-      }))
+      after = String(rows.at(-1)!.seq)
+      yield rows.map(record)
     }
   }
 
