@@ -97,6 +97,10 @@ t.test('a restore with no store in place, or an unreadable one, restarts the his
     t.match(res.stdout, said)
     t.equal(reported(res.stdout, 'a new history after seq'), latest + 1e12, `${name}: a gap past the backup's latest seq`)
   }
+  // A file restored by other means (a file-system snapshot) is marked by hand.
+  const marked = await storeCommand(['mark-restored'], { DATABASE_URL: `sqlite:${dir}/new.db` })
+  t.equal(marked.code, 0, marked.stderr)
+  t.match(marked.stdout, `the change feed's history reached seq ${latest + 1e12}; a new history after seq ${latest + 2e12}`)
 })
 
 t.test('backup refuses to write over a file, and a store that is not SQLite', async (t) => {
