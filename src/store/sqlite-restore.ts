@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, copyFileSync, existsSync, renameSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
 import { fileSummary, syncToDisk, type FileSummary } from './sqlite-backup.ts'
@@ -47,6 +47,8 @@ export function restore (file: string, path: string): RestoreReport {
   const before = existsSync(path) ? lockReplaced(path) : undefined
   const staging = `${path}.restoring`
   try {
+    // On a new machine, the database's folder may not be there yet.
+    mkdirSync(dirname(path), { recursive: true })
     removeWithSideFiles(staging)
     copyFileSync(file, staging)
     keepOwnership(staging, path)

@@ -90,7 +90,8 @@ t.test('a restore with no store in place, or an unreadable one, restarts the his
   const made = await storeCommand(['backup', `${dir}/backup.db`], { DATABASE_URL: `sqlite:${path}` })
   t.equal(made.code, 0, made.stderr)
   const latest = reported(made.stdout, 'change feed up to seq')
-  for (const [name, replaced, said] of [['new.db', undefined, 'there was no file to replace'], ['garbage.db', randomBytes(4096), 'the replaced file could not be read']] as const) {
+  // A new machine: not even the database's folder is there.
+  for (const [name, replaced, said] of [['fresh/new.db', undefined, 'there was no file to replace'], ['garbage.db', randomBytes(4096), 'the replaced file could not be read']] as const) {
     if (replaced !== undefined) writeFileSync(`${dir}/${name}`, replaced)
     const res = await storeCommand(['restore', `${dir}/backup.db`], { DATABASE_URL: `sqlite:${dir}/${name}` })
     t.equal(res.code, 0, res.stderr)
@@ -98,7 +99,7 @@ t.test('a restore with no store in place, or an unreadable one, restarts the his
     t.equal(reported(res.stdout, 'a new history after seq'), latest + 1e12, `${name}: a gap past the backup's latest seq`)
   }
   // A file restored by other means (a file-system snapshot) is marked by hand.
-  const marked = await storeCommand(['mark-restored'], { DATABASE_URL: `sqlite:${dir}/new.db` })
+  const marked = await storeCommand(['mark-restored'], { DATABASE_URL: `sqlite:${dir}/fresh/new.db` })
   t.equal(marked.code, 0, marked.stderr)
   t.match(marked.stdout, `the change feed's history reached seq ${latest + 1e12}; a new history after seq ${latest + 2e12}`)
 })
