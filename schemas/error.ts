@@ -148,7 +148,7 @@ export const ERROR_CODES = {
   },
   cursor_expired: {
     status: 410,
-    meaning: `The change feed no longer holds the events after this cursor: they were pruned (events are kept at least ${EVENT_RETENTION_DAYS} days), or the cursor is ahead of every event this store issued. Read the plants again from \`GET /plants\`, then follow the feed after the \`latest\` of a fresh page.`,
+    meaning: `The change feed no longer holds the events after this cursor: they were pruned (events are kept at least ${EVENT_RETENTION_DAYS} days), the store was moved or restored (its history restarted, and the cursor is from the earlier one), or the cursor is ahead of every event this store issued. Read the plants again from \`GET /plants\`, then follow the feed after the \`latest\` of a fresh page.`,
     example: 'the change feed no longer holds the events after cursor 12: it starts after 4096; read the plants again, then follow the feed from its latest'
   },
   body_too_large: {

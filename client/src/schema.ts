@@ -409,7 +409,7 @@ export interface components {
              *     - `delivery_pending` (409): The delivery is pending already; it cannot be retried.
              *     - `plant_deleted` (409): The delivery's plant was deleted, and its data with it: there is nothing to send again.
              *     - `precondition_failed` (412): The `If-Match` of an update names no `ETag` of the plant as it is now: it changed since it was read (or the header names no strong tag). Nothing was written; read the plant again.
-             *     - `cursor_expired` (410): The change feed no longer holds the events after this cursor: they were pruned (events are kept at least 7 days), or the cursor is ahead of every event this store issued. Read the plants again from `GET /plants`, then follow the feed after the `latest` of a fresh page.
+             *     - `cursor_expired` (410): The change feed no longer holds the events after this cursor: they were pruned (events are kept at least 7 days), the store was moved or restored (its history restarted, and the cursor is from the earlier one), or the cursor is ahead of every event this store issued. Read the plants again from `GET /plants`, then follow the feed after the `latest` of a fresh page.
              *     - `body_too_large` (413): The body is larger than BODY_LIMIT.
              *     - `unsupported_media_type` (415): The body is not `application/json`.
              *     - `rate_limited` (429): More requests a second with this token than RATE_LIMIT_PER_TOKEN; retry after `Retry-After` seconds.

@@ -82,7 +82,10 @@ const migrations: string[] = [
    INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`,
   // 8: the W3C traceparent of the request that made each change, when traced: its
   // deliveries' traces link to it whichever instance attempts them. NULL when tracing is off.
-  'ALTER TABLE webhook_events ADD COLUMN trace_context text'
+  'ALTER TABLE webhook_events ADD COLUMN trace_context text',
+  // 9: the last seq of an earlier history, when the store was moved or restored (see
+  // restartHistory): a cursor before it is refused as from that history, not as pruned.
+  'ALTER TABLE event_horizon ADD COLUMN restarted_through bigint NOT NULL DEFAULT 0'
 ]
 
 export const SCHEMA_VERSION = migrations.length

@@ -17,7 +17,7 @@ export class SqliteChanges implements ChangeFeed {
     this.#read = read
     this.#statements = {
       page: db.prepare<[number, number], Row>('SELECT seq, type, plant_id, payload, created_at FROM webhook_events WHERE seq > ? ORDER BY seq LIMIT +?'),
-      horizon: db.prepare<[], bigint>('SELECT pruned_through FROM event_horizon').pluck(),
+      horizon: db.prepare<[], { pruned_through: bigint, restarted_through: bigint }>('SELECT pruned_through, restarted_through FROM event_horizon'),
       // AUTOINCREMENT keeps the largest seq ever issued, pruned or not.
       latest: db.prepare<[], bigint | null>("SELECT seq FROM sqlite_sequence WHERE name = 'webhook_events'").pluck()
     }
@@ -25,11 +25,12 @@ export class SqliteChanges implements ChangeFeed {
 
   async read ({ after, limit }: ChangeQuery): Promise<ChangeRead> {
     return await this.#read(() => {
-      const horizon = Number(this.#statements.horizon.get()!)
+      const marks = this.#statements.horizon.get()!
+      const horizon = Number(marks.pruned_through)
       const rows = this.#statements.page.all(Math.max(after ?? 0, horizon), limit)
       const changes = rows.map(({ seq, type, plant_id: plantId, payload, created_at: at }) =>
         ({ seq: Number(seq), type, plantId, payload, at: new Date(Number(at)) }))
-      return { changes, horizon, latest: this.#latest() }
+      return { changes, horizon, restarted: Number(marks.restarted_through), latest: this.#latest() }
     })
   }
 

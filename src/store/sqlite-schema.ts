@@ -63,12 +63,12 @@ const migrations: string[] = [
    ALTER TABLE webhooks ADD COLUMN replay_from INTEGER;
    ALTER TABLE webhooks ADD COLUMN replay_to INTEGER;
    UPDATE webhooks SET pending = (SELECT count(*) FROM webhook_deliveries WHERE webhook_id = webhooks.id AND status = 'pending')`,
-  // 6: each event's type, and the events each subscription chooses (a bit set: see
+  // 5: each event's type, and the events each subscription chooses (a bit set: see
   // eventBit); a plant's pending deliveries found by plant, to send them in order.
   `ALTER TABLE webhook_events ADD COLUMN type TEXT NOT NULL DEFAULT 'plant.created';
    ALTER TABLE webhooks ADD COLUMN events INTEGER NOT NULL DEFAULT 1;
    CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, seq) WHERE status = 'pending'`,
-  // 7: the events are the change feed: AUTOINCREMENT, so that a seq is never issued twice
+  // 6: the events are the change feed: AUTOINCREMENT, so that a seq is never issued twice
   // (a table pruned empty would start again at 1), and the feed's horizon, the last seq
   // pruned, so that a cursor before it is refused rather than silently skipping events.
   `ALTER TABLE webhook_events RENAME TO webhook_events_before_7;
@@ -88,9 +88,12 @@ const migrations: string[] = [
      pruned_through INTEGER NOT NULL
    ) STRICT;
    INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`,
-  // 8: the W3C traceparent of the request that made each change, when traced: its
+  // 7: the W3C traceparent of the request that made each change, when traced: its
   // deliveries' traces link to it after a restart too. NULL when tracing is off.
-  'ALTER TABLE webhook_events ADD COLUMN trace_context TEXT'
+  'ALTER TABLE webhook_events ADD COLUMN trace_context TEXT',
+  // 8: the last seq of an earlier history, when the store was moved or restored (see
+  // restartHistory): a cursor before it is refused as from that history, not as pruned.
+  'ALTER TABLE event_horizon ADD COLUMN restarted_through INTEGER NOT NULL DEFAULT 0'
 ]
 
 export const SCHEMA_VERSION = migrations.length
@@ -107,7 +110,7 @@ const LEFT_UNTOUCHED = "and was left untouched: name a new file, or the plant st
 
 /** The tables the migrations up to `version` make, in the order they make them. */
 function tablesAt (version: number): string[] {
-  // A table made again (webhook_events in 7) is named once.
+  // A table made again (webhook_events in 6) is named once.
   return [...new Set(migrations.slice(0, version).flatMap((sql) => [...sql.matchAll(/CREATE TABLE (\w+)/g)].map(([, name]) => name)))]
 }
 
