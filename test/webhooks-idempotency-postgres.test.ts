@@ -15,13 +15,15 @@ t.test('on PostgreSQL, two instances on one database', { skip: postgresUnavailab
     const url = await server.createDatabase(`keys_${++databases}`)
     const held = heldResolver()
     const env = { ...KEYED_ENV, DATABASE_URL: url, DATABASE_POOL_SIZE: '4' }
-    const [a, b] = [await testApp(t, env, held.seams), await testApp(t, env)]
+    const [a, b] = [await testApp(t, env, held.seams), await testApp(t, env, held.seams)]
     const client = await pgClient(t, url)
     return {
       a,
       b,
       held,
-      age: async (hours) => { await client.query('UPDATE idempotency_keys SET created_at = created_at - $1 * interval \'1 hour\'', [hours]) },
+      age: async (hours) => {
+        await client.query('UPDATE idempotency_keys SET created_at = created_at - $1 * interval \'1 hour\', leased_at = leased_at - $1 * interval \'1 hour\'', [hours])
+      },
       keys: async () => (await client.query<{ n: number }>('SELECT count(*)::int AS n FROM idempotency_keys')).rows[0].n
     }
   })

@@ -19,7 +19,7 @@ t.test('on SQLite', async (t) => {
       a: app,
       b: app,
       held,
-      age: async (hours) => { db.prepare('UPDATE idempotency_keys SET created_at = created_at - ?').run(hours * 3_600_000) },
+      age: async (hours) => { db.prepare('UPDATE idempotency_keys SET created_at = created_at - @ms, leased_at = leased_at - @ms').run({ ms: Math.round(hours * 3_600_000) }) },
       keys: async () => db.prepare<[], { n: number }>('SELECT count(*) AS n FROM idempotency_keys').get()!.n
     }
   })

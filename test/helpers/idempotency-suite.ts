@@ -14,28 +14,28 @@ export const KEYED_ENV = { ...ENV, API_TOKENS: `${TOKEN},${OTHER_TOKEN}` }
 // A receiver's name resolves to a public address once the test lets it: a subscribe to it runs until then.
 export const HELD_HOST = 'held.example'
 
-/** Name resolution for the apps: HELD_HOST answers once `release` is called; `entered` once it was asked. */
-export function heldResolver (): { seams: Seams, entered: Promise<void>, release: () => void } {
+/** Name resolution for the apps: HELD_HOST answers once `release` is called; `entered(n)` once it was asked `n` times. */
+export function heldResolver (): { seams: Seams, entered: (count?: number) => Promise<void>, release: () => void } {
+  let asked = 0
   let release = (): void => {}
-  let enter = (): void => {}
-  const entered = new Promise<void>((resolve) => { enter = resolve })
   const released = new Promise<void>((resolve) => { release = resolve })
   const resolve = async (host: string): Promise<LookupAddress[]> => {
     if (host === HELD_HOST) {
-      enter()
+      asked++
       await released
     }
     return [{ address: PUBLIC_V4, family: 4 }]
   }
+  const entered = async (count = 1): Promise<void> => { await retryUntil(async () => asked, (n) => n >= count, 10_000, 5) }
   return { seams: { resolve }, entered, release }
 }
 
 export interface KeyedApps {
   a: FastifyInstance
   b: FastifyInstance
-  /** HELD_HOST's resolution, on `a`. */
+  /** HELD_HOST's resolution, on both apps. */
   held: ReturnType<typeof heldResolver>
-  /** Moves the creation of every key kept back by `hours`, as if that long had passed. */
+  /** Moves every key's creation and lease back by `hours`, as if that long had passed. */
   age: (hours: number) => Promise<void>
   /** How many keys the store keeps. */
   keys: () => Promise<number>
@@ -98,7 +98,7 @@ export function idempotencySuite (t: Test, apps: (t: Test) => Promise<KeyedApps>
     const { a, b, held } = await apps(t)
     const body = { url: `https://${HELD_HOST}/hook` }
     const first = post(a, quoted('running'), body)
-    await held.entered
+    await held.entered()
     for (const app of [a, b]) {
       const running = await post(app, quoted('running'), body)
       assertError(t, running, 409, 'idempotency_key_in_use')
@@ -111,6 +111,23 @@ export function idempotencySuite (t: Test, apps: (t: Test) => Promise<KeyedApps>
     t.equal((await post(b, quoted('running'), body)).body, answered.body)
     assertError(t, await post(b, quoted('running'), { url: `https://${HELD_HOST}/hook`, events: ['plant.updated'] }), 422, 'idempotency_key_reused')
     t.equal((await subscriptions(b)).length, 1)
+  })
+
+  t.test('a request cut short holds its key for the lease only: a retry then takes it over, and the first, back late, subscribes nothing', async (t) => {
+    const { a, b, held, age } = await apps(t)
+    const body = { url: `https://${HELD_HOST}/late` }
+    const first = post(a, quoted('late'), body)
+    await held.entered()
+    assertError(t, await post(b, quoted('late'), body), 409, 'idempotency_key_in_use')
+    await age(61 / 3600)
+    const retry = post(b, quoted('late'), body)
+    await held.entered(2) // the retry holds the key now
+    held.release()
+    const [late, retried] = await Promise.all([first, retry])
+    assertError(t, late, 409, 'idempotency_key_in_use')
+    t.equal(retried.statusCode, 201, retried.body)
+    t.same((await subscriptions(a)).map(({ id }) => id), [retried.json().id], 'one subscription, the retry\'s')
+    t.equal((await post(a, quoted('late'), body)).body, retried.body)
   })
 
   t.test('a request that fails releases its key: the retry runs again', async (t) => {
