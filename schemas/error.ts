@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { ErrorHeader } from './headers.ts'
+import { IDEMPOTENCY_ERROR_CODES } from './idempotency.ts'
 import { EVENT_RETENTION_DAYS } from './webhook.ts'
 
 /** One entry of ERROR_CODES. */
@@ -217,6 +218,7 @@ export const ERROR_CODES = {
     meaning: 'A dependency the service needs (the store) is not available.',
     example: 'not ready: the store is unavailable'
   },
+  ...IDEMPOTENCY_ERROR_CODES
 } as const satisfies Record<string, ErrorEntry>
 
 export type ErrorCode = keyof typeof ERROR_CODES

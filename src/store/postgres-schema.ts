@@ -85,7 +85,21 @@ const migrations: string[] = [
   'ALTER TABLE webhook_events ADD COLUMN trace_context text',
   // 9: the last seq of an earlier history, when the store was moved or restored (see
   // restartHistory): a cursor before it is refused as from that history, not as pruned.
-  'ALTER TABLE event_horizon ADD COLUMN restarted_through bigint NOT NULL DEFAULT 0'
+  'ALTER TABLE event_horizon ADD COLUMN restarted_through bigint NOT NULL DEFAULT 0',
+  // 10: the Idempotency-Keys of subscribes, per token (a digest of it): the subscription a
+  // key's request created, or, while it runs, the lease it holds the key by. Kept 24 hours.
+  `CREATE TABLE idempotency_keys (
+     scope           text NOT NULL,
+     key             text NOT NULL,
+     fingerprint     text NOT NULL,
+     subscription_id text,
+     lease           text,
+     leased_at       timestamptz,
+     created_at      timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (scope, key)
+   );
+   CREATE INDEX idempotency_keys_by_scope ON idempotency_keys (scope, created_at);
+   CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at)`
 ]
 
 export const SCHEMA_VERSION = migrations.length

@@ -93,7 +93,21 @@ const migrations: string[] = [
   'ALTER TABLE webhook_events ADD COLUMN trace_context TEXT',
   // 8: the last seq of an earlier history, when the store was moved or restored (see
   // restartHistory): a cursor before it is refused as from that history, not as pruned.
-  'ALTER TABLE event_horizon ADD COLUMN restarted_through INTEGER NOT NULL DEFAULT 0'
+  'ALTER TABLE event_horizon ADD COLUMN restarted_through INTEGER NOT NULL DEFAULT 0',
+  // 9: the Idempotency-Keys of subscribes, per token (a digest of it): the subscription a
+  // key's request created, or, while it runs, the lease it holds the key by. Kept 24 hours.
+  `CREATE TABLE idempotency_keys (
+     scope           TEXT NOT NULL,
+     key             TEXT NOT NULL,
+     fingerprint     TEXT NOT NULL,
+     subscription_id TEXT,
+     lease           TEXT,
+     leased_at       INTEGER,
+     created_at      INTEGER NOT NULL,
+     PRIMARY KEY (scope, key)
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX idempotency_keys_by_scope ON idempotency_keys (scope, created_at);
+   CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at)`
 ]
 
 export const SCHEMA_VERSION = migrations.length

@@ -98,7 +98,7 @@ export interface Held {
 /** Writes into a store in one transaction: all of it is there once committed, none of it if not. */
 export interface StoreLoad {
   readonly held: Held
-  /** Deletes what the destination holds: plants, subscriptions, the outbox and its events. */
+  /** Deletes what the destination holds: plants, subscriptions, the outbox and its events, the subscribes' idempotency keys. */
   clear: () => Promise<void>
   plants: (chunks: AsyncIterable<StoredPlant[]>) => Promise<void>
   subscriptions: (subscriptions: SubscriptionRecord[]) => Promise<void>
