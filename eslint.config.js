@@ -4,7 +4,7 @@ export default [
   ...neostandard({
     ts: true,
     // client/src/schema.ts is openapi-typescript's output (npm run client), checked by tsc and its drift test.
-    ignores: ['dist/**', '.tap/**', 'coverage/**', 'test-artifacts/**', 'client/src/schema.ts']
+    ignores: ['dist/**', 'client/dist/**', '.tap/**', 'coverage/**', 'test-artifacts/**', 'client/src/schema.ts']
   }),
   {
     // A schema and its Static<> type share a name on purpose: `Plant` is both.

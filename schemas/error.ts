@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { ErrorHeader } from './headers.ts'
+import { IDEMPOTENCY_ERROR_CODES } from './idempotency.ts'
 import { EVENT_RETENTION_DAYS } from './webhook.ts'
 
 /** One entry of ERROR_CODES. */
@@ -153,7 +154,7 @@ export const ERROR_CODES = {
   },
   cursor_expired: {
     status: 410,
-    meaning: `The change feed no longer holds the events after this cursor: they were pruned (events are kept at least ${EVENT_RETENTION_DAYS} days), or the cursor is ahead of every event this store issued. Read the plants again from \`GET /plants\`, then follow the feed after the \`latest\` of a fresh page.`,
+    meaning: `The change feed no longer holds the events after this cursor: they were pruned (events are kept at least ${EVENT_RETENTION_DAYS} days), the store was moved or restored (its history restarted, and the cursor is from the earlier one), or the cursor is ahead of every event this store issued. Read the plants again from \`GET /plants\`, then follow the feed after the \`latest\` of a fresh page.`,
     example: 'the change feed no longer holds the events after cursor 12: it starts after 4096; read the plants again, then follow the feed from its latest'
   },
   body_too_large: {
@@ -222,6 +223,7 @@ export const ERROR_CODES = {
     meaning: 'A dependency the service needs (the store) is not available.',
     example: 'not ready: the store is unavailable'
   },
+  ...IDEMPOTENCY_ERROR_CODES
 } as const satisfies Record<string, ErrorEntry>
 
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -34,6 +34,7 @@ const headings: Record<number, string> = {
   410: 'No longer available',
   413: 'Too large',
   415: 'Not JSON',
+  422: 'Not the request this `Idempotency-Key` was first used for',
   429: 'Too many requests; retry after the `Retry-After` seconds',
   431: 'Headers too large',
   500: 'Unexpected error',

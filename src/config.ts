@@ -69,15 +69,24 @@ export interface Limits {
   maxHeapUsedBytes: number
 }
 
+/** The store DATABASE_URL names, as the service would open it: for the store's commands. */
+export function databaseConfig (env: NodeJS.ProcessEnv = process.env): DatabaseConfig {
+  return databaseOf(validated(env), env)
+}
+
+// The default database is the project's, whatever the working directory; a relative
+// path set in DATABASE_URL is the working directory's, as usual.
+function databaseOf (e: Env, env: NodeJS.ProcessEnv): DatabaseConfig {
+  return database(e.DATABASE_URL, e.DATABASE_POOL_SIZE, env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? PROJECT_DIR : undefined)
+}
+
 /**
  * Reads the environment once, at start; a bad value throws a ConfigError naming it.
  * `devToken`: the token accepted when neither API_TOKENS nor API_TOKENS_FILE is set.
  */
 export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (database: DatabaseConfig) => string = freshToken): Config {
   const e = validated(env)
-  // The default database is the project's, whatever the working directory; a relative
-  // path set in DATABASE_URL is the working directory's, as usual.
-  const store = database(e.DATABASE_URL, e.DATABASE_POOL_SIZE, env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? PROJECT_DIR : undefined)
+  const store = databaseOf(e, env)
   const values = apiTokens(e.API_TOKENS)
   const tokensFile = e.API_TOKENS_FILE === '' ? undefined : e.API_TOKENS_FILE
   if (tokensFile !== undefined && values.length > 0) {

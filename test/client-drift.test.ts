@@ -43,3 +43,11 @@ t.test('the generator refuses a contract where a name is an int64 in one place a
   await writeFile(`${dir}/openapi.json`, JSON.stringify(contract))
   t.match(await generateSchema(pathToFileURL(`${dir}/openapi.json`)), /new Set\(\["id"\]\)/)
 })
+
+t.test('client/README.md, shipped in the package, names its version and the version of the API it speaks', async (t) => {
+  const readme = await readFile('client/README.md', 'utf8')
+  const { version } = JSON.parse(await readFile('client/package.json', 'utf8'))
+  const api = /^info:\n(?: {2}.*\n)*? {2}version: (\S+)$/m.exec(await readFile('openapi.yaml', 'utf8'))?.[1]
+  t.ok(api)
+  t.match(readme, `Version ${version} of the Plant Store's client, for version ${api} of its API (\`info.version\``)
+})

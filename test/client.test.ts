@@ -69,3 +69,26 @@ t.test('an answer without an Error body is a PlantStoreError all the same: no co
   const bare = fake(() => new Response(null, { status: 400 }))
   t.match(await bare.client.getPlant(1n).catch((err: unknown) => err), { status: 400, code: null, message: '400', body: '' })
 })
+
+t.test('subscribe sends an Idempotency-Key, a new UUID or the one given, and tries again under it while told to wait', async (t) => {
+  const created = '{"id":"wh_1","url":"https://x.test/","events":["plant.created"],"createdAt":"2026-12-06T00:00:00.000Z","status":"active","pendingDeliveries":0,"secret":"whsec_a"}'
+  const answers = [
+    () => new Response('{"error":409,"message":"running","code":"idempotency_key_in_use"}', { status: 409, headers: { 'content-type': 'application/json', 'retry-after': '0' } }),
+    json(created, { status: 201 })
+  ]
+  const { client, requests } = fake(() => answers.shift()!())
+  t.same(await client.subscribe({ url: 'https://x.test/' }), JSON.parse(created))
+  const keys = requests.map((request) => request.headers.get('idempotency-key'))
+  t.equal(keys.length, 2)
+  t.match(keys[0], /^"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"$/, 'a quoted UUID')
+  t.equal(keys[1], keys[0], 'the retry under the same key')
+
+  const limit = fake(() => new Response('{"error":409,"message":"full","code":"subscription_limit"}', { status: 409, headers: { 'content-type': 'application/json' } }))
+  t.match(await limit.client.subscribe({ url: 'https://x.test/' }, { idempotencyKey: 'say "hi" \\o/' }).catch((err: unknown) => err), { code: 'subscription_limit' })
+  t.equal(limit.requests.length, 1, 'a refusal is not tried again')
+  t.equal(limit.requests[0].headers.get('idempotency-key'), '"say \\"hi\\" \\\\o/"', 'the key given, as a Structured Field string')
+
+  const down = fake(() => { throw new TypeError('fetch failed') })
+  t.match(await down.client.subscribe({ url: 'https://x.test/' }, { attempts: 2 }).catch((err: unknown) => err), { message: 'fetch failed' })
+  t.equal(down.requests.length, 2, 'no answer: tried again, `attempts` times in all')
+})

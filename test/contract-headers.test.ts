@@ -18,7 +18,7 @@ import { retryUntil } from './helpers/wait.ts'
 // request id and the security headers: see docs/security.md).
 const EVERY_ANSWER = new Set([
   'content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding',
-  'x-request-id', ...Object.keys(apiSecurityHeaders)
+  'x-request-id', ...Object.keys(apiSecurityHeaders), 'strict-transport-security'
 ])
 
 // Request headers no operation lists as a parameter: the security scheme and the request body declare them.

@@ -26,7 +26,7 @@ t.test('a preflight from an allowed origin answers 204 with the CORS headers, wi
     t.equal(res.body, '')
     t.equal(res.headers['access-control-allow-origin'], origin, 'the origin itself, never a list')
     t.equal(res.headers['access-control-allow-methods'], 'GET, POST, PUT, DELETE')
-    t.equal(res.headers['access-control-allow-headers'], 'Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id')
+    t.equal(res.headers['access-control-allow-headers'], 'Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, X-Request-Id')
     t.equal(res.headers['access-control-max-age'], '600')
     t.notOk(res.headers['access-control-allow-credentials'], 'no cookies: the API takes bearer tokens')
     t.match(res.headers.vary, /Origin/)

@@ -15,11 +15,11 @@ const subscription = (id: string) => ({ id, url: 'https://example.com/hook', sec
 
 async function prunes (t: Test, store: PlantStore, events: () => Promise<number>): Promise<void> {
   const first = `wh_${'1'.repeat(32)}`
-  t.ok(await store.webhooks.subscribe(subscription(first), 20))
+  t.equal(await store.webhooks.subscribe(subscription(first), 20), 'subscribed')
   const create = async (from: number, to: number) => await Promise.all(Array.from({ length: to - from + 1 }, async (_, i) =>
     await store.create({ id: BigInt(from + i), name: `p${from + i}` })))
   await create(1, 2400)
-  t.ok(await store.webhooks.subscribe(subscription(`wh_${'2'.repeat(32)}`), 20))
+  t.equal(await store.webhooks.subscribe(subscription(`wh_${'2'.repeat(32)}`), 20), 'subscribed')
   await create(2401, 2500)
   t.ok(await store.webhooks.unsubscribe(first), 'the first subscription goes')
   while (await store.webhooks.sweep(1000) > 0); // and its deliveries, as the cleanup deletes them

@@ -95,7 +95,8 @@ t.test('OutboxCleanup: a failed cleanup is logged and tried at the next wake; a 
       return 0
     },
     prune: async () => 0,
-    pruneEvents: async () => undefined
+    pruneEvents: async () => undefined,
+    pruneKeys: async () => 0
   } as unknown as WebhookStore
   const cleanup = new OutboxCleanup(webhooks, { debug: (_: unknown, msg: string) => logged.push(msg) } as unknown as typeof log)
   t.teardown(async () => await cleanup.close())

@@ -21,6 +21,8 @@ export async function generateSchema (contract: URL): Promise<string> {
   const others = new Set<string>() // numbers that are not int64
   const ast = await openapiTS(contract, {
     silent: true,
+    // A default is what the service assumes when a request leaves the field out: optional, not required.
+    defaultNonNullable: false,
     transform: (schema: SchemaObject) => isInt64(schema) ? BIGINT : undefined,
     transformProperty (property, schema) {
       const name = ts.isIdentifier(property.name) || ts.isStringLiteral(property.name) ? property.name.text : undefined

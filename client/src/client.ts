@@ -1,8 +1,10 @@
 import type { Client, ClientOptions } from 'openapi-fetch'
 import { orThrow } from './errors.ts'
 import { exactClient } from './exact.ts'
+import { assertExactJson } from './json.ts'
 import { nextLink } from './links.ts'
 import type { components, paths } from './schema.ts'
+import { subscriber, type CreatedSubscription, type NewSubscription, type SubscribeOptions } from './subscribe.ts'
 
 /** A plant as the store holds it, with its id. */
 export type StoredPlant = components['schemas']['StoredPlant']
@@ -51,10 +53,13 @@ export interface PlantStoreClient {
   deletePlant: (id: bigint, ifMatch?: string) => Promise<void>
   /** Every event of the change feed after `after`, in commit order, each once: save a Change's `seq` to resume after it. */
   changes: (options?: ChangesOptions) => AsyncGenerator<Change, void, undefined>
+  /** Subscribes a webhook, under an Idempotency-Key: tried again, it subscribes once, and answers the same secret. */
+  subscribe: (subscription: NewSubscription, options?: SubscribeOptions) => Promise<CreatedSubscription>
 }
 
 /** The Plant Store client: the operations throw a PlantStoreError when the answer is not a success. */
 export function createPlantStoreClient ({ baseUrl, token, fetch, headers = {} }: PlantStoreClientOptions): PlantStoreClient {
+  assertExactJson()
   const authorization: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` }
   const api = exactClient<paths>({ baseUrl, fetch, headers: { ...headers, ...authorization } })
   return {
@@ -87,6 +92,7 @@ export function createPlantStoreClient ({ baseUrl, token, fetch, headers = {} }:
         cursor = page.next
         if (!follow && page.changes.length === 0) return
       }
-    }
+    },
+    subscribe: subscriber(api)
   }
 }

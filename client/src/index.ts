@@ -2,4 +2,5 @@ export { createPlantStoreClient, type Change, type ChangesOptions, type NewPlant
 export { PlantStoreError, orThrow, type ErrorBody, type ErrorCode } from './errors.ts'
 export { parseExact, stringifyExact } from './json.ts'
 export { nextLink } from './links.ts'
+export { idempotencyKeyField, type CreatedSubscription, type NewSubscription, type SubscribeOptions } from './subscribe.ts'
 export type { components, operations, paths } from './schema.ts'

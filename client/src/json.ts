@@ -8,6 +8,13 @@ interface ExactJSON {
 }
 const { rawJSON, parse } = JSON as unknown as ExactJSON
 
+/** Refuses a runtime without them (Node 20): ids beyond 2^53 would be rounded, silently. */
+export function assertExactJson (): void {
+  let source: string | undefined
+  if (typeof rawJSON === 'function') parse('1', (_key, value, context) => { source = context?.source; return value })
+  if (source !== '1') throw new Error('the Plant Store client needs JSON.rawJSON and the source text JSON.parse gives a reviver, to keep int64 ids exact: Node 22 or later, or a current browser')
+}
+
 /** JSON text with every bigint written as the exact integer it is. */
 export function stringifyExact (value: unknown): string {
   return JSON.stringify(value, (_key, item: unknown) => typeof item === 'bigint' ? rawJSON(item.toString()) : item)

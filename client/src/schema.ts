@@ -147,7 +147,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe to new plants
-         * @description Every plant created from now on is POSTed to the URL as a `NewPlant`, signed as Standard Webhooks specifies with the `secret` of this answer, which is shown here only (see the `plant.created` webhook). At most 20 subscriptions exist at a time.
+         * @description Every plant created from now on is POSTed to the URL as a `NewPlant`, signed as Standard Webhooks specifies with the `secret` of this answer, which is shown here only (see the `plant.created` webhook). At most 20 subscriptions exist at a time. With an `Idempotency-Key`, a retry of the same request within 24 hours answers as the first did, secret included, and subscribes nothing more.
          */
         post: operations["subscribe"];
         delete?: never;
@@ -410,7 +410,7 @@ export interface components {
              *     - `delivery_pending` (409): The delivery is pending already; it cannot be retried.
              *     - `plant_deleted` (409): The delivery's plant was deleted, and its data with it: there is nothing to send again.
              *     - `precondition_failed` (412): A write's precondition is false for the plant as it is now: its `If-Match` names no current `ETag` (the plant changed since it was read, or the header names no strong tag), or its `If-None-Match` names the current one or is `*`. On `POST /plants` (the collection, which always exists and has no `ETag`): an `If-Match` other than `*`, or `If-None-Match: *`. Nothing was written; read the plant again.
-             *     - `cursor_expired` (410): The change feed no longer holds the events after this cursor: they were pruned (events are kept at least 7 days), or the cursor is ahead of every event this store issued. Read the plants again from `GET /plants`, then follow the feed after the `latest` of a fresh page.
+             *     - `cursor_expired` (410): The change feed no longer holds the events after this cursor: they were pruned (events are kept at least 7 days), the store was moved or restored (its history restarted, and the cursor is from the earlier one), or the cursor is ahead of every event this store issued. Read the plants again from `GET /plants`, then follow the feed after the `latest` of a fresh page.
              *     - `body_too_large` (413): The body is larger than BODY_LIMIT.
              *     - `unsupported_media_type` (415): The body is not `application/json`.
              *     - `rate_limited` (429): More requests a second with this token than RATE_LIMIT_PER_TOKEN; retry after `Retry-After` seconds.
@@ -423,9 +423,14 @@ export interface components {
              *     - `overloaded` (503): The service is overloaded (the event loop lags, the heap is nearly full, too many request bodies are arriving at once: the connection is then closed, or CHANGES_MAX_READERS change-feed requests are waiting or streaming already); retry after `Retry-After` seconds.
              *     - `shutting_down` (503): The service is shutting down; retry, another instance will answer.
              *     - `not_ready` (503): A dependency the service needs (the store) is not available.
+             *     - `idempotency_key_invalid` (400): The `Idempotency-Key` is not a Structured Field string of 1 to 256 characters (quoted, or bare of letters, digits and `.-_~:+/=`).
+             *     - `idempotency_key_in_use` (409): A request with this `Idempotency-Key` is still running (on this instance or another): retry after `Retry-After` seconds for its answer.
+             *     - `subscription_deleted` (410): The subscription this `Idempotency-Key` created was deleted since, and its secret with it: the answer cannot be given again. Subscribe with a new key.
+             *     - `idempotency_key_reused` (422): This `Idempotency-Key` was used within the last 24 hours with another body (another `url` or `events`). Nothing was done.
+             *     - `idempotency_keys_exhausted` (429): This token has 1000 `Idempotency-Key`s kept already, the most it may: retry after `Retry-After` seconds, when the oldest expires, or send the request without a key.
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_path" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unknown_parameter" | "precondition_unsupported" | "plant_rejected" | "webhook_url_refused" | "token_missing" | "authorization_malformed" | "token_invalid" | "token_expired" | "insufficient_scope" | "route_not_found" | "plant_not_found" | "webhook_not_found" | "delivery_not_found" | "method_not_allowed" | "request_timeout" | "plant_conflict" | "subscription_limit" | "delivery_pending" | "plant_deleted" | "precondition_failed" | "cursor_expired" | "body_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_readers" | "auth_locked_out" | "headers_too_large" | "internal_error" | "store_unavailable" | "store_busy" | "overloaded" | "shutting_down" | "not_ready";
+            code: "invalid_request" | "invalid_path" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unknown_parameter" | "precondition_unsupported" | "plant_rejected" | "webhook_url_refused" | "token_missing" | "authorization_malformed" | "token_invalid" | "token_expired" | "insufficient_scope" | "route_not_found" | "plant_not_found" | "webhook_not_found" | "delivery_not_found" | "method_not_allowed" | "request_timeout" | "plant_conflict" | "subscription_limit" | "delivery_pending" | "plant_deleted" | "precondition_failed" | "cursor_expired" | "body_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_readers" | "auth_locked_out" | "headers_too_large" | "internal_error" | "store_unavailable" | "store_busy" | "overloaded" | "shutting_down" | "not_ready" | "idempotency_key_invalid" | "idempotency_key_in_use" | "subscription_deleted" | "idempotency_key_reused" | "idempotency_keys_exhausted";
             /** @description On a 400 for a body or parameters that are not valid: one entry per problem */
             details?: {
                 /** @description Where the problem is: `body` or `body/<field>`, `params/<name>`, `querystring/<name>` */
@@ -471,7 +476,7 @@ export interface components {
              *       "plant.deleted"
              *     ]
              */
-            events: ("plant.created" | "plant.updated" | "plant.deleted")[];
+            events?: ("plant.created" | "plant.updated" | "plant.deleted")[];
         };
         /**
          * @description A webhook subscription, as listed: without its secret.
@@ -2095,7 +2100,13 @@ export interface operations {
     subscribe: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (draft-ietf-httpapi-idempotency-key-header-07): a Structured Field string, quoted (`"8e03978e-40d5-43e8-bc93-6894a57f9324"`; a UUID is a good key), or the same characters bare, if they are letters, digits and `.-_~:+/=`. Kept 24 hours per token: the same key with the same body answers the original answer again, status, subscription and secret, and creates nothing; with another body, a 422; while the first request is still running, a 409. A request that failed releases its key. At most 1000 keys per token at once
+                 * @example "8e03978e-40d5-43e8-bc93-6894a57f9324"
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2122,7 +2133,7 @@ export interface operations {
                     "application/json": components["schemas"]["CreatedSubscription"];
                 };
             };
-            /** @description The request is not valid. Codes: `unknown_parameter`, `invalid_json`, `invalid_body`, `webhook_url_refused`, `invalid_request`. */
+            /** @description The request is not valid. Codes: `unknown_parameter`, `invalid_json`, `invalid_body`, `webhook_url_refused`, `idempotency_key_invalid`, `invalid_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2162,8 +2173,19 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description In conflict with what the store holds. Codes: `subscription_limit`. */
+            /** @description In conflict with what the store holds. Codes: `subscription_limit`, `idempotency_key_in_use`. */
             409: {
+                headers: {
+                    /** @description Seconds to wait before trying again. Sent with `idempotency_key_in_use` only */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No longer available. Codes: `subscription_deleted`. */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2189,7 +2211,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many requests; retry after the `Retry-After` seconds. Codes: `rate_limited`, `auth_locked_out`. */
+            /** @description Not the request this `Idempotency-Key` was first used for. Codes: `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests; retry after the `Retry-After` seconds. Codes: `rate_limited`, `auth_locked_out`, `idempotency_keys_exhausted`. */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */

@@ -9,11 +9,17 @@ export const apiSecurityHeaders: Readonly<Record<string, string>> = {
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
-  'cross-origin-resource-policy': 'same-origin',
-  'strict-transport-security': 'max-age=31536000; includeSubDomains'
+  'cross-origin-resource-policy': 'same-origin'
 }
 
-/** The headers every API answer carries, errors included: its request id and the security headers. */
+/**
+ * HSTS, on answers to requests that came over HTTPS only (RFC 6797 section 7.2): the
+ * service speaks plain HTTP, so that is what a proxy in TRUST_PROXY says with X-Forwarded-Proto.
+ */
+export const STRICT_TRANSPORT_SECURITY = 'max-age=31536000; includeSubDomains'
+
+/** The headers every answer carries, errors included: its request id and the security headers. */
 export function setAnswerHeaders (request: FastifyRequest, reply: FastifyReply): void {
   reply.header('x-request-id', request.id).headers(apiSecurityHeaders)
+  if (request.protocol === 'https') reply.header('strict-transport-security', STRICT_TRANSPORT_SECURITY)
 }

@@ -53,6 +53,16 @@ export const DeliveryPending = failure('delivery_pending', 'delivery %s is pendi
 
 export const PlantDeleted = failure('plant_deleted', 'the plant of delivery %s was deleted: its data is no longer kept, so it is not sent again')
 
+export const IdempotencyKeyInvalid = failure('idempotency_key_invalid', 'the Idempotency-Key %s; send a quoted one, such as Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324"')
+
+export const IdempotencyKeyInUse = failure('idempotency_key_in_use', 'a request with this Idempotency-Key is still running; retry after the delay in Retry-After for its answer')
+
+export const SubscriptionDeleted = failure('subscription_deleted', 'the subscription %s this Idempotency-Key created was deleted since; subscribe with a new key')
+
+export const IdempotencyKeyReused = failure('idempotency_key_reused', 'this Idempotency-Key was used with another body within the last %s hours; use a new key for a new request')
+
+export const IdempotencyKeysExhausted = failure('idempotency_keys_exhausted', 'this token has %s Idempotency-Keys kept already, the most it may; retry after the delay in Retry-After')
+
 export const RouteNotFound = failure('route_not_found', 'no route for %s %s')
 
 export const MethodNotAllowed = failure('method_not_allowed', '%s %s is not an operation of this API; the path takes %s')

@@ -42,6 +42,9 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
   async function read (query: ChangeQuery): Promise<ChangeRead> {
     const feed = await watch.read(query)
     const { after } = query
+    if (after !== undefined && after < feed.restarted) {
+      throw new CursorExpired(after, `the store was moved or restored: its history restarted after seq ${feed.restarted}, and this cursor is from the earlier history`)
+    }
     if (after !== undefined && after < feed.horizon) throw new CursorExpired(after, `its events up to ${feed.horizon} were pruned`)
     if (after !== undefined && after > feed.latest) throw new CursorExpired(after, `no event of this store reached it (the latest is ${feed.latest})`)
     return feed

@@ -10,7 +10,7 @@ export interface CorsOptions {
 
 // The API's methods and the request headers it reads.
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE']
-const REQUEST_HEADERS = ['Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'X-Request-Id']
+const REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'X-Request-Id']
 // Every answer header a client may act on.
 const EXPOSED_HEADERS = [
   'ETag', 'Link', 'Location', 'Retry-After', ...RATE_LIMIT_HEADER_NAMES, 'WWW-Authenticate', 'X-Request-Id'

@@ -101,7 +101,8 @@ async function docs (app: FastifyInstance): Promise<void> {
       const document = DOCUMENTS[route.url]
       if (document !== undefined) route.handler = servedOnce(() => document.encode(app), document.type)
     })
-    await pages.register(helmet, { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })
+    // HSTS as on every answer: over HTTPS only (setAnswerHeaders).
+    await pages.register(helmet, { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } }, strictTransportSecurity: false })
     // Swagger UI's own redirect of its index file loops with a query or a trailing slash.
     // After helmet's hook, so the redirect carries its headers.
     pages.addHook('onRequest', (request, reply, done) => {

@@ -31,6 +31,8 @@ export interface ChangeRead {
   changes: StoredChange[]
   /** The last seq pruned: a cursor before it has lost events. */
   horizon: number
+  /** The last seq of an earlier history (the store was moved or restored; 0 if never): a cursor before it is from that history. */
+  restarted: number
   /** The newest seq committed (or pruned): a cursor past it was never issued by this store. */
   latest: number
 }

@@ -12,12 +12,12 @@ export const EVENTS_LOCK = '7140531842950291129'
 export const EVENTS_LOCK_CTE = `events_lock AS (SELECT pg_advisory_xact_lock(${EVENTS_LOCK})::text AS locked)`
 export const EVENTS_LOCKED = '(SELECT locked FROM events_lock) IS NOT NULL'
 
-interface Row { seq: string | null, type: EventType | null, plant_id: string | null, payload: Buffer | null, created_at: Date | null, horizon: string, latest: string }
+interface Row { seq: string | null, type: EventType | null, plant_id: string | null, payload: Buffer | null, created_at: Date | null, horizon: string, restarted: string, latest: string }
 
 // The horizon, the newest seq and the page, in one snapshot. The page ends at the first
 // event that takes the payloads to $3 bytes, their sizes read first (octet_length reads no
 // TOASTed content).
-const READ = `SELECT event_horizon.pruned_through AS horizon, greatest(newest.seq, event_horizon.pruned_through) AS latest, page.*
+const READ = `SELECT event_horizon.pruned_through AS horizon, event_horizon.restarted_through AS restarted, greatest(newest.seq, event_horizon.pruned_through) AS latest, page.*
   FROM event_horizon
   CROSS JOIN (SELECT coalesce(max(seq), 0) AS seq FROM webhook_events) AS newest
   CROSS JOIN LATERAL (SELECT greatest($1::bigint, event_horizon.pruned_through) AS after) AS cursor
@@ -38,11 +38,11 @@ export class PostgresChanges implements ChangeFeed {
 
   async read ({ after, limit, bytes }: ChangeQuery): Promise<ChangeRead> {
     const { rows } = await this.#query<Row>(READ, [after ?? 0, limit, bytes])
-    const { horizon, latest } = rows[0]
+    const { horizon, restarted, latest } = rows[0]
     const changes = rows.filter((row) => row.seq !== null).map((row) => ({
       seq: Number(row.seq), type: row.type!, plantId: BigInt(row.plant_id!), payload: row.payload, at: row.created_at!
     }))
-    return { changes, horizon: Number(horizon), latest: Number(latest) }
+    return { changes, horizon: Number(horizon), restarted: Number(restarted), latest: Number(latest) }
   }
 
   async latest (): Promise<number> {

@@ -83,7 +83,24 @@ const migrations: string[] = [
   // 8: the W3C traceparent of the request that made each change, when traced: its
   // deliveries' traces link to it whichever instance attempts them. NULL when tracing is off.
   'ALTER TABLE webhook_events ADD COLUMN trace_context text',
-  // 9: a deleted plant's events before its deletion, erased in the background a chunk at
+  // 9: the last seq of an earlier history, when the store was moved or restored (see
+  // restartHistory): a cursor before it is refused as from that history, not as pruned.
+  'ALTER TABLE event_horizon ADD COLUMN restarted_through bigint NOT NULL DEFAULT 0',
+  // 10: the Idempotency-Keys of subscribes, per token (a digest of it): the subscription a
+  // key's request created, or, while it runs, the lease it holds the key by. Kept 24 hours.
+  `CREATE TABLE idempotency_keys (
+     scope           text NOT NULL,
+     key             text NOT NULL,
+     fingerprint     text NOT NULL,
+     subscription_id text,
+     lease           text,
+     leased_at       timestamptz,
+     created_at      timestamptz NOT NULL DEFAULT now(),
+     PRIMARY KEY (scope, key)
+   );
+   CREATE INDEX idempotency_keys_by_scope ON idempotency_keys (scope, created_at);
+   CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at)`,
+  // 11: a deleted plant's events before its deletion, erased in the background a chunk at
   // a time (erased_through: how far), read as erased meanwhile; a plant's pending
   // deliveries found in the order of their events, whether queued live or by a replay.
   `CREATE TABLE plant_erasures (

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import pg from 'pg'
-import { PLANT_CREATED, type DeliveryStatus } from '../../schemas/webhook.ts'
+import type { DeliveryStatus } from '../../schemas/webhook.ts'
+import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idempotency-keys.ts'
 import { eraseChunk } from './postgres-erasure.ts'
 import type { Query, Script } from './postgres-pool.ts'
 import { replayChunk } from './postgres-replay.ts'
+import { claimOutcome, claimScript, PRUNE_KEYS, RELEASE_KEY, subscribeOutcome, subscribeScript } from './postgres-subscribe.ts'
 import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 import {
-  DEFAULT_MAX_PENDING, dueDelivery, erasedSql, eventMask, keptPayloadSql, PLANT_DELETED,
+  DEFAULT_MAX_PENDING, dueDelivery, erasedSql, keptPayloadSql, PLANT_DELETED,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome, type StoredDelivery, type StoredSubscription, type WebhookStore
 } from './webhooks.ts'
 
@@ -16,20 +17,6 @@ import {
 
 // A delivery whose subscription is gone (see unsubscribe) is never claimed nor counted.
 const SUBSCRIBED = 'EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = webhook_deliveries.webhook_id)'
-
-// The count and the insert run after the lock (any fixed number, the same in every
-// instance): subscribes take turns, across instances, and the limit holds. Sent together,
-// one implicit transaction holding the lock for one round trip; in READ COMMITTED the
-// INSERT, begun once the lock is taken, counts what every subscribe before it committed.
-const SUBSCRIBE_LOCK = '7140531842950291128'
-
-/** The subscribe script, its values escaped by pg: a script's statements take no parameters. */
-function subscribeScript ({ id, url, secret, events = [PLANT_CREATED], createdAt }: StoredSubscription, max: number): string {
-  const [idText, urlText, secretText, createdText] = [id, url, secret, createdAt.toISOString()].map((value) => pg.escapeLiteral(value))
-  return `SELECT pg_advisory_xact_lock(${SUBSCRIBE_LOCK});
-    INSERT INTO webhooks (id, url, secret, events, created_at) SELECT ${idText}, ${urlText}, ${secretText}, ${eventMask(events)}, ${createdText}::timestamptz
-    WHERE (SELECT count(*) FROM webhooks) < ${Math.trunc(max)}`
-}
 
 // The deliveries, a chunk at a time, of the first subscription id among them that no
 // subscription has: the distinct ids are walked one index seek each (a handful), never the
@@ -122,9 +109,21 @@ export class PostgresWebhooks implements WebhookStore {
     this.#listener()
   }
 
-  async subscribe (subscription: StoredSubscription, max: number): Promise<boolean> {
-    const [, inserted] = await this.#script(subscribeScript(subscription, max))
-    return inserted.rowCount === 1
+  async subscribe (subscription: StoredSubscription, max: number, claim?: KeyClaim): Promise<SubscribeOutcome> {
+    return subscribeOutcome(await this.#script(subscribeScript(subscription, max, claim)))
+  }
+
+  async claimKey (request: KeyRequest): Promise<KeyOutcome> {
+    const lease = randomBytes(12).toString('base64url')
+    return claimOutcome(await this.#script(claimScript(request, lease)), request, lease)
+  }
+
+  async releaseKey ({ scope, key, lease }: KeyClaim): Promise<void> {
+    await this.#query(RELEASE_KEY, [scope, key, lease])
+  }
+
+  async pruneKeys (limit: number): Promise<number> {
+    return (await this.#query(PRUNE_KEYS, [limit])).rowCount ?? 0
   }
 
   async subscriptions (): Promise<StoredSubscription[]> {

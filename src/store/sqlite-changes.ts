@@ -26,7 +26,7 @@ export class SqliteChanges implements ChangeFeed {
             SELECT seq, coalesce(length(payload), 0) + ${EVENT_BYTES} AS size FROM webhook_events WHERE seq > @after ORDER BY seq LIMIT +@limit))
           WHERE total >= @bytes ORDER BY seq LIMIT 1), 9223372036854775807)
         ORDER BY seq LIMIT +@limit`),
-      horizon: db.prepare<[], bigint>('SELECT pruned_through FROM event_horizon').pluck(),
+      horizon: db.prepare<[], { pruned_through: bigint, restarted_through: bigint }>('SELECT pruned_through, restarted_through FROM event_horizon'),
       // AUTOINCREMENT keeps the largest seq ever issued, pruned or not.
       latest: db.prepare<[], bigint | null>("SELECT seq FROM sqlite_sequence WHERE name = 'webhook_events'").pluck()
     }
@@ -34,11 +34,12 @@ export class SqliteChanges implements ChangeFeed {
 
   async read ({ after, limit, bytes }: ChangeQuery): Promise<ChangeRead> {
     return await this.#read(() => {
-      const horizon = Number(this.#statements.horizon.get()!)
+      const marks = this.#statements.horizon.get()!
+      const horizon = Number(marks.pruned_through)
       const rows = this.#statements.page.all({ after: Math.max(after ?? 0, horizon), limit, bytes })
       const changes = rows.map(({ seq, type, plant_id: plantId, payload, created_at: at }) =>
         ({ seq: Number(seq), type, plantId, payload, at: new Date(Number(at)) }))
-      return { changes, horizon, latest: this.#latest() }
+      return { changes, horizon, restarted: Number(marks.restarted_through), latest: this.#latest() }
     })
   }
 

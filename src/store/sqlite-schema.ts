@@ -63,12 +63,12 @@ const migrations: string[] = [
    ALTER TABLE webhooks ADD COLUMN replay_from INTEGER;
    ALTER TABLE webhooks ADD COLUMN replay_to INTEGER;
    UPDATE webhooks SET pending = (SELECT count(*) FROM webhook_deliveries WHERE webhook_id = webhooks.id AND status = 'pending')`,
-  // 6: each event's type, and the events each subscription chooses (a bit set: see
+  // 5: each event's type, and the events each subscription chooses (a bit set: see
   // eventBit); a plant's pending deliveries found by plant, to send them in order.
   `ALTER TABLE webhook_events ADD COLUMN type TEXT NOT NULL DEFAULT 'plant.created';
    ALTER TABLE webhooks ADD COLUMN events INTEGER NOT NULL DEFAULT 1;
    CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, seq) WHERE status = 'pending'`,
-  // 7: the events are the change feed: AUTOINCREMENT, so that a seq is never issued twice
+  // 6: the events are the change feed: AUTOINCREMENT, so that a seq is never issued twice
   // (a table pruned empty would start again at 1), and the feed's horizon, the last seq
   // pruned, so that a cursor before it is refused rather than silently skipping events.
   `ALTER TABLE webhook_events RENAME TO webhook_events_before_7;
@@ -88,10 +88,27 @@ const migrations: string[] = [
      pruned_through INTEGER NOT NULL
    ) STRICT;
    INSERT INTO event_horizon (id, pruned_through) VALUES (1, 0)`,
-  // 8: the W3C traceparent of the request that made each change, when traced: its
+  // 7: the W3C traceparent of the request that made each change, when traced: its
   // deliveries' traces link to it after a restart too. NULL when tracing is off.
   'ALTER TABLE webhook_events ADD COLUMN trace_context TEXT',
-  // 9: a deleted plant's events before its deletion, erased in the background a chunk at
+  // 8: the last seq of an earlier history, when the store was moved or restored (see
+  // restartHistory): a cursor before it is refused as from that history, not as pruned.
+  'ALTER TABLE event_horizon ADD COLUMN restarted_through INTEGER NOT NULL DEFAULT 0',
+  // 9: the Idempotency-Keys of subscribes, per token (a digest of it): the subscription a
+  // key's request created, or, while it runs, the lease it holds the key by. Kept 24 hours.
+  `CREATE TABLE idempotency_keys (
+     scope           TEXT NOT NULL,
+     key             TEXT NOT NULL,
+     fingerprint     TEXT NOT NULL,
+     subscription_id TEXT,
+     lease           TEXT,
+     leased_at       INTEGER,
+     created_at      INTEGER NOT NULL,
+     PRIMARY KEY (scope, key)
+   ) STRICT, WITHOUT ROWID;
+   CREATE INDEX idempotency_keys_by_scope ON idempotency_keys (scope, created_at);
+   CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at)`,
+  // 10: a deleted plant's events before its deletion, erased in the background a chunk at
   // a time (erased_through: how far), read as erased meanwhile; a plant's pending
   // deliveries found in the order of their events, whether queued live or by a replay.
   `CREATE TABLE plant_erasures (
@@ -118,7 +135,7 @@ const LEFT_UNTOUCHED = "and was left untouched: name a new file, or the plant st
 
 /** The tables the migrations up to `version` make, in the order they make them. */
 function tablesAt (version: number): string[] {
-  // A table made again (webhook_events in 7) is named once.
+  // A table made again (webhook_events in 6) is named once.
   return [...new Set(migrations.slice(0, version).flatMap((sql) => [...sql.matchAll(/CREATE TABLE (\w+)/g)].map(([, name]) => name)))]
 }
 

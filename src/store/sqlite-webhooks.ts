@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
 import { PLANT_CREATED, type EventType } from '../../schemas/webhook.ts'
+import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idempotency-keys.ts'
+import { SqliteKeys } from './sqlite-idempotency.ts'
 import { WRITE_OVERHEAD_BYTES } from './store.ts'
 import { prepareWebhooks, type Outcome } from './sqlite-webhook-statements.ts'
 import { toDelivery, toSubscription } from './webhook-rows.ts'
@@ -23,6 +25,7 @@ export class SqliteWebhooks implements WebhookStore {
   readonly #write: Write
   readonly #read: Read
   readonly #statements
+  readonly #keys
   #listener = (): void => {}
   #maxPending = DEFAULT_MAX_PENDING
   /** Set by announce inside a transaction, told once the transaction has committed. */
@@ -42,6 +45,7 @@ export class SqliteWebhooks implements WebhookStore {
     this.#write = write
     this.#read = read
     this.#statements = prepareWebhooks(db)
+    this.#keys = new SqliteKeys(db)
   }
 
   /**
@@ -80,17 +84,21 @@ export class SqliteWebhooks implements WebhookStore {
   async erase (limit: number): Promise<boolean> {
     if (await this.#read(() => this.#statements.erasure.get()) === undefined) return false
     return await this.#write(WRITE_OVERHEAD_BYTES, () => {
-      const erasure = this.#statements.erasure.get()
-      if (erasure === undefined) return false
-      const { plant_id: plant, before_seq: before, erased_through: after } = erasure
-      const chunk = this.#statements.erasureChunk.all({ plant, after, before, limit })
       const now = Date.now()
-      for (const seq of chunk) {
-        if (this.#statements.erase.run(seq).changes === 0) continue
-        for (const { webhook_id: webhook } of this.#statements.erased.all({ event: seq, now })) this.#statements.settled.run(webhook)
+      // Plants of short histories share a write: `limit` events (or plants) in all.
+      for (let budget = limit; budget > 0;) {
+        const erasure = this.#statements.erasure.get()
+        if (erasure === undefined) return false
+        const { plant_id: plant, before_seq: before, erased_through: after } = erasure
+        const chunk = this.#statements.erasureChunk.all({ plant, after, before, limit: budget })
+        for (const seq of chunk) {
+          if (this.#statements.erase.run(seq).changes === 0) continue
+          for (const { webhook_id: webhook } of this.#statements.erased.all({ event: seq, now })) this.#statements.settled.run(webhook)
+        }
+        if (chunk.length < budget) this.#statements.erasureDone.run(plant, before)
+        else this.#statements.erasedThrough.run(chunk[chunk.length - 1], plant, before)
+        budget -= Math.max(chunk.length, 1)
       }
-      if (chunk.length < limit) this.#statements.erasureDone.run(plant, before)
-      else this.#statements.erasedThrough.run(chunk[chunk.length - 1], plant, before)
       return true
     })
   }
@@ -119,13 +127,29 @@ export class SqliteWebhooks implements WebhookStore {
     this.#deleted = false
   }
 
-  async subscribe ({ id, url, secret, events = [PLANT_CREATED], createdAt }: StoredSubscription, max: number): Promise<boolean> {
-    return await this.#write(WRITE_OVERHEAD_BYTES + 2 * url.length, () => {
-      if (Number(this.#statements.count.get()!.count) >= max) return false
+  async subscribe ({ id, url, secret, events = [PLANT_CREATED], createdAt }: StoredSubscription, max: number, claim?: KeyClaim): Promise<SubscribeOutcome> {
+    return await this.#write(WRITE_OVERHEAD_BYTES + 2 * url.length, (): SubscribeOutcome => {
+      if (claim !== undefined && !this.#keys.holds(claim)) return 'lost'
+      if (Number(this.#statements.count.get()!.count) >= max) return 'full'
       this.#statements.subscribe.run(id, url, secret, eventMask(events), createdAt.getTime())
+      if (claim !== undefined) this.#keys.complete(claim, id)
       this.#subscribed = true
-      return true
+      return 'subscribed'
     })
+  }
+
+  async claimKey (request: KeyRequest): Promise<KeyOutcome> {
+    const lease = randomBytes(12).toString('base64url')
+    return await this.#write(WRITE_OVERHEAD_BYTES + 2 * request.key.length, () => this.#keys.claim(request, lease, Date.now()))
+  }
+
+  async releaseKey (claim: KeyClaim): Promise<void> {
+    await this.#write(WRITE_OVERHEAD_BYTES, () => this.#keys.release(claim))
+  }
+
+  async pruneKeys (limit: number): Promise<number> {
+    if (!await this.#read(() => this.#keys.anyExpired(Date.now()))) return 0
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#keys.prune(Date.now(), limit))
   }
 
   async subscriptions (): Promise<StoredSubscription[]> {

@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_PENDING, EVENT_TYPES, type DeliveryStatus, type EventType } from '../../schemas/webhook.ts'
 import type { StoredPlant } from '../../schemas/index.ts'
+import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idempotency-keys.ts'
 
 // The store's bound until the app sets WEBHOOK_MAX_PENDING's value (limitPending).
 export { DEFAULT_MAX_PENDING }
@@ -87,8 +88,14 @@ export const PLANT_DELETED = 'plant deleted'
 export const CHUNK_ROWS = 1000
 
 export interface WebhookStore {
-  /** Adds a subscription unless `max` exist already; false when at the limit. */
-  subscribe: (subscription: StoredSubscription, max: number) => Promise<boolean>
+  /** Adds a subscription unless `max` exist already; with a claim, only while it holds its key, which it completes. */
+  subscribe: (subscription: StoredSubscription, max: number, claim?: KeyClaim) => Promise<SubscribeOutcome>
+  /** Claims a subscribe's Idempotency-Key (see idempotency-keys.ts), or says why it cannot. */
+  claimKey: (request: KeyRequest) => Promise<KeyOutcome>
+  /** Gives up a claimed key whose request failed: a retry runs it again. */
+  releaseKey: (claim: KeyClaim) => Promise<void>
+  /** Deletes up to `limit` keys older than KEY_TTL_MS, by the store's clock; returns how many. */
+  pruneKeys: (limit: number) => Promise<number>
   /** Every subscription, oldest first. */
   subscriptions: () => Promise<StoredSubscription[]>
   /** Deletes a subscription, at once for every reader; false when there was none. Its deliveries are left to `sweep`. */

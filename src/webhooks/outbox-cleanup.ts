@@ -10,9 +10,10 @@ export const CLEANUP_CHUNK = 500
  * Deletes what the outbox no longer needs, a chunk per statement, each its own write (its
  * own event-loop turn and commit), however much there is: the data of deleted plants' events
  * (read as erased already), the deliveries of deleted subscriptions, then those settled
- * longer than RETENTION_MS, then the events older than that which no delivery refers to. It
- * runs at start (resuming a cleanup a crash cut short), when plants are deleted or the
- * subscriptions change, and every PRUNE_INTERVAL_MS.
+ * longer than RETENTION_MS, then the events older than that which no delivery refers to,
+ * and the subscribes' Idempotency-Keys past their 24 hours. It runs at start (resuming a
+ * cleanup a crash cut short), when plants are deleted or the subscriptions change, and
+ * every PRUNE_INTERVAL_MS.
  */
 export class OutboxCleanup {
   readonly #store: WebhookStore
@@ -60,6 +61,7 @@ export class OutboxCleanup {
         for (let after: number | undefined = 0; after !== undefined && !this.#closed;) {
           after = await this.#store.pruneEvents(before, after, CHUNK_ROWS)
         }
+        await this.#inChunks(async () => await this.#store.pruneKeys(CLEANUP_CHUNK))
       } catch (err) {
         this.#log.debug({ err }, 'webhooks: cannot clean up the outbox; trying again later')
         return

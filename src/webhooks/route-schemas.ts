@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { always } from '../../schemas/headers.ts'
+import { IDEMPOTENCY_KEY_HOURS, IdempotencyKeyHeader } from '../../schemas/idempotency.ts'
 import {
   CreatedSubscription, Delivery, DeliveryListQuery, DeliveryParams, errorResponses, EVENT_RETENTION_DAYS, GUARDED, IGNORED_BODY, JSON_BODY, MAX_SUBSCRIPTIONS,
   NewSubscription, PATH_PARAMETERS, ref, Subscription, SubscriptionParams
@@ -8,9 +9,10 @@ import {
 export const subscribe = {
   operationId: 'subscribe',
   summary: 'Subscribe to new plants',
-  description: `Every plant created from now on is POSTed to the URL as a \`NewPlant\`, signed as Standard Webhooks specifies with the \`secret\` of this answer, which is shown here only (see the \`plant.created\` webhook). At most ${MAX_SUBSCRIPTIONS} subscriptions exist at a time.`,
+  description: `Every plant created from now on is POSTed to the URL as a \`NewPlant\`, signed as Standard Webhooks specifies with the \`secret\` of this answer, which is shown here only (see the \`plant.created\` webhook). At most ${MAX_SUBSCRIPTIONS} subscriptions exist at a time. With an \`Idempotency-Key\`, a retry of the same request within ${IDEMPOTENCY_KEY_HOURS} hours answers as the first did, secret included, and subscribes nothing more.`,
   tags: ['webhooks'],
   body: ref(NewSubscription),
+  requestHeaders: IdempotencyKeyHeader,
   response: {
     201: ref(CreatedSubscription, {
       description: 'Subscribed. The `Location` header holds the subscription\'s address.',
@@ -21,7 +23,8 @@ export const subscribe = {
         }))
       }
     }),
-    ...errorResponses(GUARDED, JSON_BODY, 'webhook_url_refused', 'subscription_limit', 'store_unavailable', 'store_busy')
+    ...errorResponses(GUARDED, JSON_BODY, 'webhook_url_refused', 'subscription_limit', 'store_unavailable', 'store_busy',
+      'idempotency_key_invalid', 'idempotency_key_in_use', 'subscription_deleted', 'idempotency_key_reused', 'idempotency_keys_exhausted')
   }
 }
 

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyBaseLogger, FastifyReply } from 'fastify'
 import { DeliveryListQuery, MAX_SUBSCRIPTIONS, PLANT_CREATED, type Delivery, type Subscription } from '../../schemas/index.ts'
 import {
-  DeliveryNotFound, DeliveryPending, PlantDeleted, SubscriptionLimit, WebhookNotFound, WebhookUrlRefused, withDetails
+  DeliveryNotFound, DeliveryPending, IdempotencyKeyInUse, PlantDeleted, SubscriptionDeleted, SubscriptionLimit, WebhookNotFound, WebhookUrlRefused, withDetails,
+  withHeaders
 } from '../http/errors.ts'
 import type { StoredDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.ts'
 import { AddressRefused, type AddressPolicy } from './address-policy.ts'
+import { claimKey } from './idempotency-key.ts'
 import {
   enableSubscription, listDeliveries, listSubscriptions, getSubscription, retryDelivery, subscribe, unsubscribe
 } from './route-schemas.ts'
@@ -26,21 +29,23 @@ const config = { scope: 'webhooks:manage' } as const
 /** The subscription routes: the URL is checked against the address policy, the rest is the store's. */
 const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, { store, policy, changed }) => {
   app.post('/webhooks', { schema: subscribe, config }, async (request, reply) => {
-    let url: URL
+    const { claim, answered } = await claimKey(store, request.headers['idempotency-key'], request.token!, request.body)
+    // The same key and body again: the first request's answer, its secret read where it is kept.
+    if (answered !== undefined) return await created(reply, (await store.subscriptions()).find((s) => s.id === answered) ?? gone(answered))
+    let subscription: StoredSubscription
     try {
-      url = await policy.check(request.body.url)
+      const { href } = await allowed(policy, request.body.url, request.log)
+      subscription = { id: `wh_${randomBytes(16).toString('hex')}`, url: href, secret: newSecret(), events: request.body.events ?? [PLANT_CREATED], createdAt: new Date() }
+      const outcome = await store.subscribe(subscription, MAX_SUBSCRIPTIONS, claim)
+      if (outcome === 'full') throw new SubscriptionLimit(String(MAX_SUBSCRIPTIONS))
+      if (outcome === 'lost') throw withHeaders(new IdempotencyKeyInUse(), { 'retry-after': '1' })
     } catch (err) {
-      if (!(err instanceof AddressRefused)) throw err
-      // The answer says which kind of problem; what the host resolved to is the operator's.
-      if (err.detail !== undefined) request.log.warn({ detail: err.detail }, `webhook subscription refused: ${err.message}`)
-      throw withDetails(new WebhookUrlRefused(err.message), [{ field: 'body/url', message: err.message }])
+      // Nothing was created: a retry with the key runs again.
+      if (claim !== undefined) await store.releaseKey(claim).catch((cause: unknown) => request.log.warn({ err: cause }, 'cannot release an Idempotency-Key; it is free again once its lease ends'))
+      throw err
     }
-    const events = request.body.events ?? [PLANT_CREATED]
-    const subscription = { id: `wh_${randomBytes(16).toString('hex')}`, url: url.href, secret: newSecret(), events, createdAt: new Date() }
-    if (!await store.subscribe(subscription, MAX_SUBSCRIPTIONS)) throw new SubscriptionLimit(String(MAX_SUBSCRIPTIONS))
     changed()
-    return await reply.code(201).header('location', `/webhooks/${subscription.id}`)
-      .send({ ...shown(subscription), secret: subscription.secret })
+    return await created(reply, subscription)
   })
 
   app.get('/webhooks', { schema: listSubscriptions, config }, async () => (await store.subscriptions()).map(shown))
@@ -83,6 +88,26 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (ap
 }
 
 export default webhookRoutes
+
+/** The URL as the address policy normalizes it; a refusal says which kind of problem, what the host resolved to is the operator's. */
+async function allowed (policy: AddressPolicy, url: string, log: FastifyBaseLogger): Promise<URL> {
+  try {
+    return await policy.check(url)
+  } catch (err) {
+    if (!(err instanceof AddressRefused)) throw err
+    if (err.detail !== undefined) log.warn({ detail: err.detail }, `webhook subscription refused: ${err.message}`)
+    throw withDetails(new WebhookUrlRefused(err.message), [{ field: 'body/url', message: err.message }])
+  }
+}
+
+/** The answer to a subscribe, the first time and to each retry with its key: as the subscription was created, with its secret. */
+async function created (reply: FastifyReply, { id, url, secret, events, createdAt }: StoredSubscription): Promise<FastifyReply> {
+  return await reply.code(201).header('location', `/webhooks/${id}`).send({ ...shown({ id, url, secret, events, createdAt }), secret })
+}
+
+function gone (id: string): never {
+  throw new SubscriptionDeleted(id)
+}
 
 async function existing (store: WebhookStore, id: string): Promise<StoredSubscription> {
   const subscription = (await store.subscriptions()).find((s) => s.id === id)

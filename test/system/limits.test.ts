@@ -91,6 +91,20 @@ t.test('security headers: a strict policy on API answers, helmet\'s on the docs 
   }
 })
 
+t.test('HSTS only on answers to HTTPS: a request a proxy in TRUST_PROXY says came over it', async (t) => {
+  const proxied = await testApp(t, { TRUST_PROXY: '10.0.0.1' })
+  const https = { 'x-forwarded-proto': 'https' }
+  for (const url of ['/plants', '/nope', '/docs/static/index.html']) {
+    const sts = async (remoteAddress: string, headers: Record<string, string>) =>
+      (await proxied.inject({ url, remoteAddress, headers: { ...AUTH, ...headers } })).headers['strict-transport-security']
+    t.equal(await sts('10.0.0.1', https), 'max-age=31536000; includeSubDomains', `${url} over HTTPS`)
+    t.equal(await sts('10.0.0.1', {}), undefined, `${url} over plain HTTP: a browser ignores it there, and it would claim what is not so`)
+    t.equal(await sts('192.0.2.9', https), undefined, `${url}: a client that is not the proxy cannot say HTTPS`)
+  }
+  const direct = await testApp(t)
+  t.equal((await direct.inject({ url: '/plants', headers: { ...AUTH, ...https } })).headers['strict-transport-security'], undefined, 'without TRUST_PROXY, no one can')
+})
+
 t.test('an event loop saturated past MAX_EVENT_LOOP_DELAY_MS answers 503 with Retry-After', async (t) => {
   const app = await testApp(t, { MAX_EVENT_LOOP_DELAY_MS: '200' })
   await app.ready()
