@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { ErrorHeader } from './headers.ts'
 import { IDEMPOTENCY_ERROR_CODES } from './idempotency.ts'
+import { PRECONDITION_ERROR_CODES } from './preconditions.ts'
 import { EVENT_RETENTION_DAYS } from './webhook.ts'
 
 /** One entry of ERROR_CODES. */
@@ -50,11 +51,6 @@ export const ERROR_CODES = {
     meaning: 'A query parameter the operation does not take (a misspelt or unsupported one would otherwise be ignored silently). `details` names each.',
     example: 'GET /plants takes only limit, after, tag; unknown: page',
     details: [{ field: 'querystring/page', message: 'is not a parameter of this operation, which takes only limit, after, tag' }]
-  },
-  precondition_unsupported: {
-    status: 400,
-    meaning: 'A write sent `If-Unmodified-Since` without `If-Match`: plants keep no modification date, so it cannot be evaluated, and the write would otherwise be unconditional. Nothing was written; send `If-Match` with the `ETag` of a read instead.',
-    example: 'If-Unmodified-Since cannot be evaluated: plants keep no modification date; send If-Match with the ETag of a read'
   },
   plant_rejected: {
     status: 400,
@@ -147,11 +143,7 @@ export const ERROR_CODES = {
     meaning: 'The delivery\'s plant was deleted, and its data with it: there is nothing to send again.',
     example: 'the plant of delivery msg_2c7d9e1f3a5b4c6d8e0f1a2b3c4d5e6f was deleted: its data is no longer kept, so it is not sent again'
   },
-  precondition_failed: {
-    status: 412,
-    meaning: 'A write\'s precondition is false for the plant as it is now: its `If-Match` names no current `ETag` (the plant changed since it was read, or the header names no strong tag), or its `If-None-Match` names the current one or is `*`. On `POST /plants` (the collection, which always exists and has no `ETag`): an `If-Match` other than `*`, or `If-None-Match: *`. Nothing was written; read the plant again.',
-    example: 'plant 1 is not as the request\'s If-Match or If-None-Match require (it changed since it was read?): nothing was written'
-  },
+  ...PRECONDITION_ERROR_CODES,
   cursor_expired: {
     status: 410,
     meaning: `The change feed no longer holds the events after this cursor: they were pruned (events are kept at least ${EVENT_RETENTION_DAYS} days), the store was moved or restored (its history restarted, and the cursor is from the earlier one), or the cursor is ahead of every event this store issued. Read the plants again from \`GET /plants\`, then follow the feed after the \`latest\` of a fresh page.`,

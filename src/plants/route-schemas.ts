@@ -2,38 +2,12 @@ import { Type } from '@sinclair/typebox'
 import { always } from '../../schemas/headers.ts'
 import {
   CHANGES_MAX_WAIT_SECONDS, ChangePage, ChangesQuery, errorResponses, EVENT_RETENTION_DAYS, GUARDED, HEARTBEAT_SECONDS, JSON_BODY, NewPlant,
-  PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, PlantUpdate, ref, STREAM_SECONDS, StoredPlant
+  PATH_PARAMETERS, Plant, PlantIdParams, PlantPreconditions, CollectionPreconditions, PlantListQuery, PlantUpdate, ref, STREAM_SECONDS, StoredPlant
 } from '../../schemas/index.ts'
 
 /** A page stops early past this many bytes of plants, so no answer grows past a few MiB. */
 export const PAGE_BYTE_BUDGET = 2 * 1024 * 1024
 
-// Read by the handler (src/http/etag.ts), in the document only, as If-None-Match is.
-// The examples let "Try it out", which sends them all, write: If-Unmodified-Since beside If-Match is ignored.
-const unmodifiedSince = Type.Optional(Type.String({
-  description: 'Not supported: plants keep no modification date. Without `If-Match` it is refused (400 `precondition_unsupported`) rather than ignored, so a write it was to guard never happens unconditionally; with `If-Match` it is ignored (RFC 9110 13.1.4)',
-  examples: ['Sat, 28 Nov 2026 09:14:03 GMT']
-}))
-const plantPreconditions = Type.Object({
-  'If-Match': Type.Optional(Type.String({
-    description: 'The `ETag` of the plant as the client read it (a list of them, compared strongly, or `*` for any existing plant): when the plant is no longer that one, the answer is a 412 and nothing is written. A weak or malformed entry matches nothing',
-    examples: ['"TG-sn9ffrhRIQH8Vnr-vVM"']
-  })),
-  'If-None-Match': Type.Optional(Type.String({
-    description: 'An `ETag` the plant must not have (a list of them, compared weakly), or `*` (there must be no such plant, so a write of an existing one is a 412): when the plant has it, the answer is a 412 and nothing is written',
-    examples: ['"bOW8N2NaL5pMvtiOyZ3iGj"']
-  })),
-  'If-Unmodified-Since': unmodifiedSince
-})
-// The target of a create is the collection: it always exists and has no ETag.
-const collectionPreconditions = Type.Object({
-  'If-Match': Type.Optional(Type.String({ description: '`*` is met (the collection exists); any other value never is: a 412, nothing written', examples: ['*'] })),
-  'If-None-Match': Type.Optional(Type.String({
-    description: '`*` is never met (the collection exists): a 412, nothing written; a list of tags always is (the collection has none)',
-    examples: ['"bOW8N2NaL5pMvtiOyZ3iGj"']
-  })),
-  'If-Unmodified-Since': unmodifiedSince
-})
 const PRECONDITIONS = ['precondition_failed', 'precondition_unsupported'] as const
 
 export const addPlant = {
@@ -42,7 +16,7 @@ export const addPlant = {
   description: 'Creates a plant in the store. Sending a plant whose id is already stored with the same name and tag is a safe retry and answers 200 again; with a different name or tag it answers 409.',
   tags: ['plants'],
   body: ref(NewPlant),
-  requestHeaders: collectionPreconditions,
+  requestHeaders: CollectionPreconditions,
   response: {
     200: ref(Plant, { description: 'The plant as stored: its name and tag, never its id' }),
     ...errorResponses(GUARDED, JSON_BODY, 'plant_rejected', 'plant_conflict', ...PRECONDITIONS, 'store_unavailable', 'store_busy')
@@ -109,7 +83,7 @@ export const updatePlant = {
   tags: ['plants'],
   params: PlantIdParams,
   body: ref(PlantUpdate),
-  requestHeaders: plantPreconditions,
+  requestHeaders: PlantPreconditions,
   response: {
     200: ref(StoredPlant, { description: 'The plant as stored now, as GET answers it', headers: { ETag: plantCaching.ETag } }),
     ...errorResponses(GUARDED, PATH_PARAMETERS, JSON_BODY, 'plant_rejected', 'plant_not_found', ...PRECONDITIONS, 'store_unavailable', 'store_busy')
@@ -122,7 +96,7 @@ export const deletePlant = {
   description: 'Deletes the plant; its id can then be created again. With `If-Match`, only while the plant is still the one read: else a 412 and nothing deleted (a stale delete never undoes another client\'s update).',
   tags: ['plants'],
   params: PlantIdParams,
-  requestHeaders: plantPreconditions,
+  requestHeaders: PlantPreconditions,
   response: {
     204: Type.Null({ description: 'Deleted' }),
     ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', ...PRECONDITIONS, 'store_unavailable', 'store_busy')

@@ -27,6 +27,9 @@ const RELEASE = 'lease = NULL, lease_until = NULL, attempts = attempts + 1, last
 // The delivery's id is time-ordered: see StoredDelivery.
 const NEW_ID = "'msg_' || printf('%012x', @now) || lower(hex(randomblob(10)))"
 
+/** The statements, prepared once per connection. */
+export type WebhookStatements = ReturnType<typeof prepareWebhooks>
+
 export function prepareWebhooks (db: Database.Database) {
   return {
     event: db.prepare<[bigint, string, Buffer, number, string | null]>('INSERT INTO webhook_events (plant_id, type, payload, created_at, trace_context) VALUES (?, ?, ?, ?, ?)'),

@@ -4,6 +4,8 @@ import { PLANT_CREATED, type EventType } from '../../schemas/webhook.ts'
 import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idempotency-keys.ts'
 import { SqliteKeys } from './sqlite-idempotency.ts'
 import { WRITE_OVERHEAD_BYTES } from './store.ts'
+import { eraseChunk } from './sqlite-erasure.ts'
+import { replayChunk } from './sqlite-replay.ts'
 import { prepareWebhooks, type Outcome } from './sqlite-webhook-statements.ts'
 import { toDelivery, toSubscription } from './webhook-rows.ts'
 import {
@@ -32,7 +34,7 @@ export class SqliteWebhooks implements WebhookStore {
   #announced = false
   /** Set by announce inside a transaction: it wrote events, which the change feed tells its readers of. */
   #evented = false
-  /** Set by erasing inside a transaction: it deleted plants, whose events the cleanup erases. */
+  /** Set by erasing inside a transaction: it deleted plants, whose events the cleanup erases (#onDeleted). */
   #deleted = false
   #onDeleted = (): void => {}
   /**
@@ -60,47 +62,26 @@ export class SqliteWebhooks implements WebhookStore {
     const event = this.#statements.event.run(plantId, type, payload, now, traceContext ?? null).lastInsertRowid
     this.#evented = true
     this.#subscribed ??= this.#statements.count.get()!.count > 0n
-    if (!this.#subscribed) return event
     const bit = eventBit(type)
-    if (this.#statements.wanted.get(bit)!.count === 0n) return event
+    if (!this.#subscribed || this.#statements.wanted.get(bit)!.count === 0n) return event
     this.#statements.disable.run({ max: this.#maxPending, event, now, bit })
-    if (this.#statements.announce.run({ plant: plantId, event, now, bit }).changes === 0) return event
-    this.#statements.announced.run(bit)
-    this.#announced = true
+    if (this.#statements.announce.run({ plant: plantId, event, now, bit }).changes > 0) {
+      this.#statements.announced.run(bit)
+      this.#announced = true
+    }
     return event
   }
 
-  /**
-   * Leaves a deleted plant's events before its deletion (`before`) to erase: called by the
-   * delete inside its transaction. They read as erased from its commit on, whatever the
-   * length of the plant's history; erase clears them later, a chunk at a time.
-   */
+  /** Leaves a deleted plant's events before its deletion (`before`) to erase: called by the delete inside its transaction. */
   erasing (plantId: bigint, before: number | bigint): void {
     this.#statements.erasing.run(plantId, before)
     this.#deleted = true
   }
 
-  // Looks before it writes, as the cleanup's other statements do.
   async erase (limit: number): Promise<boolean> {
+    // Looks before it writes, as the cleanup's other statements do.
     if (await this.#read(() => this.#statements.erasure.get()) === undefined) return false
-    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
-      const now = Date.now()
-      // Plants of short histories share a write: `limit` events (or plants) in all.
-      for (let budget = limit; budget > 0;) {
-        const erasure = this.#statements.erasure.get()
-        if (erasure === undefined) return false
-        const { plant_id: plant, before_seq: before, erased_through: after } = erasure
-        const chunk = this.#statements.erasureChunk.all({ plant, after, before, limit: budget })
-        for (const seq of chunk) {
-          if (this.#statements.erase.run(seq).changes === 0) continue
-          for (const { webhook_id: webhook } of this.#statements.erased.all({ event: seq, now })) this.#statements.settled.run(webhook)
-        }
-        if (chunk.length < budget) this.#statements.erasureDone.run(plant, before)
-        else this.#statements.erasedThrough.run(chunk[chunk.length - 1], plant, before)
-        budget -= Math.max(chunk.length, 1)
-      }
-      return true
-    })
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => eraseChunk(this.#statements, limit))
   }
 
   /** Called by the store after each committed transaction; true when it wrote events. */
@@ -108,10 +89,9 @@ export class SqliteWebhooks implements WebhookStore {
     this.#subscribed = undefined
     const evented = this.#evented
     this.#evented = false
-    if (this.#deleted) {
-      this.#deleted = false
-      this.#onDeleted()
-    }
+    const deleted = this.#deleted
+    this.#deleted = false
+    if (deleted) this.#onDeleted()
     if (this.#announced) {
       this.#announced = false
       this.#listener()
@@ -243,19 +223,9 @@ export class SqliteWebhooks implements WebhookStore {
 
   async replay (id: string, limit: number): Promise<number> {
     return await this.#write(WRITE_OVERHEAD_BYTES, () => {
-      const state = this.#statements.replayState.get(id)
-      if (state === undefined) return 0
-      const room = Math.min(limit, this.#maxPending - Number(state.pending))
-      if (room <= 0) return 0
-      const from = state.replay_from
-      const { examined, last } = this.#statements.replayChunk.get({ from, limit: room })!
-      const queued = this.#statements.replay.all({ webhook: id, from, limit: room, now: Date.now() })
-      // A chunk short of what it looked for reached the newest event: the replay is done,
-      // and the next event is announced live (one writer: none can commit in between).
-      const next = Number(examined) < room ? null : last! + 1n
-      this.#statements.replayed.run({ webhook: id, count: queued.length, next })
-      if (queued.length > 0) this.#announced = true
-      return Number(examined)
+      const { queued, examined } = replayChunk(this.#statements, id, limit, this.#maxPending)
+      if (queued > 0) this.#announced = true
+      return examined
     })
   }
 
@@ -275,7 +245,5 @@ export class SqliteWebhooks implements WebhookStore {
     this.#listener = listener
   }
 
-  onDeleted (listener: () => void): void {
-    this.#onDeleted = listener
-  }
+  onDeleted (listener: () => void): void { this.#onDeleted = listener }
 }
