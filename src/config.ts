@@ -77,7 +77,8 @@ export function loadConfig (env: NodeJS.ProcessEnv = process.env, devToken: (dat
   const e = validated(env)
   // The default database is the project's, whatever the working directory; a relative
   // path set in DATABASE_URL is the working directory's, as usual.
-  const store = database(e.DATABASE_URL, e.DATABASE_POOL_SIZE, env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? PROJECT_DIR : undefined)
+  const location = database(e.DATABASE_URL, e.DATABASE_POOL_SIZE, env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? PROJECT_DIR : undefined)
+  const store = location.engine === 'postgres' ? { ...location, preparedStatements: e.DATABASE_PREPARED_STATEMENTS } : location
   const values = apiTokens(e.API_TOKENS)
   const tokensFile = e.API_TOKENS_FILE === '' ? undefined : e.API_TOKENS_FILE
   if (tokensFile !== undefined && values.length > 0) {
