@@ -1,5 +1,5 @@
-import pg from 'pg'
 import type { EventType } from '../../schemas/webhook.ts'
+import { literal } from './postgres-statement.ts'
 import { NEW_DELIVERY_ID } from './postgres-webhooks.ts'
 import { eventBit } from './webhooks.ts'
 
@@ -55,6 +55,6 @@ export function bytes (text: string | undefined): Buffer | null {
 }
 
 /** A bytea literal for a script, whose statements take no parameters. */
-export function literal (value: Buffer | null): string {
-  return value === null ? 'NULL::bytea' : `${pg.escapeLiteral(`\\x${value.toString('hex')}`)}::bytea`
+export function byteaLiteral (value: Buffer | null): string {
+  return value === null ? 'NULL::bytea' : literal(value)
 }
