@@ -5,6 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { pgbouncerUnavailable, startPgBouncer } from '../test/helpers/pgbouncer.ts'
 import { postgresUnavailable, startPostgres } from '../test/helpers/postgres-cluster.ts'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
@@ -63,12 +64,13 @@ const getPlant: RequestSpec = { method: 'GET', path: '/plants/{id}', existing: t
 const updatePlant: RequestSpec = { method: 'PUT', path: '/plants/{id}', body: '{"name":"Monstera {n}","tag":"tropical"}', existing: true }
 const getPage: RequestSpec = { method: 'GET', path: '/plants?limit=100' }
 
-/** Set by the runner when it starts a throwaway cluster, or BENCH_POSTGRES_URL. */
-export const cluster: { url?: string } = { url: process.env.BENCH_POSTGRES_URL }
+/** Set by the runner when it starts a throwaway cluster, or BENCH_POSTGRES_URL; `pooled`: the cluster through a throwaway PgBouncer. */
+export const cluster: { url?: string, pooled?: string } = { url: process.env.BENCH_POSTGRES_URL }
 
 const memory = (): Record<string, string> => ({ DATABASE_URL: 'memory:' })
 const sqlite = (env: Record<string, string> = {}) => (dir: string) => ({ DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`, ...env })
 const postgres = (env: Record<string, string> = {}) => () => ({ DATABASE_URL: cluster.url ?? '', ...env })
+const pgbouncer = (): Record<string, string> => ({ DATABASE_URL: cluster.pooled ?? fail(`no PgBouncer: ${pgbouncerUnavailable() ?? 'one starts only with the throwaway cluster'}`) })
 // One commit per create: what group commit buys is the difference to the row without it.
 const noGroupCommit = { GROUP_COMMIT_MAX_BATCH: '1' }
 
@@ -85,6 +87,9 @@ export const scenarios: Scenario[] = [
   { name: 'sqlite, no group commit', server: sqlite(noGroupCommit), request: createPlant, compareTo: CREATE },
   { name: 'postgres', server: postgres(), request: createPlant, compareTo: CREATE, postgres: true },
   { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, compareTo: CREATE, postgres: true },
+  { name: 'postgres, prepared statements', server: postgres({ DATABASE_PREPARED_STATEMENTS: 'true' }), request: createPlant, compareTo: CREATE, postgres: true, beside: 'postgres' },
+  // Transaction mode, a pool of 4 server connections, its other settings the defaults.
+  { name: 'postgres through PgBouncer', server: pgbouncer, request: createPlant, compareTo: CREATE, postgres: true, beside: 'postgres' },
   // Creates beside BENCH_PREFILL plants: with the row above, whether a create's cost grows with the store.
   { name: 'sqlite POST /plants over the prefill', server: sqlite(), request: createPlant, prefill: settings.prefill, compareTo: CREATE, beside: 'sqlite' },
   { name: UPDATE, server: 'framework', request: updatePlant, prefill: settings.prefill, compareTo: UPDATE },
@@ -101,7 +106,10 @@ export async function withPostgres (selected: Scenario[], teardowns: Array<() =>
   const why = postgresUnavailable()
   if (why !== undefined) return why
   process.stderr.write('bench: starting a throwaway PostgreSQL cluster\n')
-  cluster.url = (await startPostgres({ teardown: (fn) => { teardowns.push(fn) } })).url
+  const at = { teardown: (fn: () => Promise<void>) => { teardowns.push(fn) } }
+  const server = await startPostgres(at)
+  cluster.url = server.url
+  if (selected.some((s) => s.server === pgbouncer) && pgbouncerUnavailable() === undefined) cluster.pooled = (await startPgBouncer(at, server)).through(server.url)
   return undefined
 }
 

@@ -39,6 +39,7 @@ export const Env = Type.Object({
   METRICS_CACHE_MS: whole(1_000, 0, 60_000),
   DATABASE_URL: Type.String({ default: 'sqlite:data/plants.db' }),
   DATABASE_POOL_SIZE: whole(10, 1, 1000),
+  DATABASE_PREPARED_STATEMENTS: Type.Boolean({ default: false }),
   WEBHOOK_TIMEOUT_MS: whole(10_000, 1, 600_000),
   WEBHOOK_RETRY_BASE_MS: whole(5_000, 1, 3_600_000),
   WEBHOOK_MAX_ATTEMPTS: whole(57, 1, 1000),

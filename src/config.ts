@@ -77,7 +77,8 @@ export function databaseConfig (env: NodeJS.ProcessEnv = process.env): DatabaseC
 // The default database is the project's, whatever the working directory; a relative
 // path set in DATABASE_URL is the working directory's, as usual.
 function databaseOf (e: Env, env: NodeJS.ProcessEnv): DatabaseConfig {
-  return database(e.DATABASE_URL, e.DATABASE_POOL_SIZE, env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? PROJECT_DIR : undefined)
+  const location = database(e.DATABASE_URL, e.DATABASE_POOL_SIZE, env.DATABASE_URL === undefined || env.DATABASE_URL === '' ? PROJECT_DIR : undefined)
+  return location.engine === 'postgres' ? { ...location, preparedStatements: e.DATABASE_PREPARED_STATEMENTS } : location
 }
 
 /**

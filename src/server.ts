@@ -5,13 +5,17 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import { loadConfig } from './config.ts'
+import { secretsOf } from './config/secrets.ts'
 import { flushLog } from './log/logger.ts'
 import { startLine } from './process/start-line.ts'
 import { devToken, devTokenFile } from './tokens/dev-token.ts'
 import { tracingWanted } from './tracing/wanted.ts'
 
-function cannotStart (err: unknown): never {
-  process.stderr.write(`plant-store: cannot start: ${err instanceof Error ? err.message : String(err)}\n`)
+/** Exits with one line saying why; `secrets` (see secretsOf) are cut out of it, as out of the log. */
+function cannotStart (err: unknown, secrets: string[] = []): never {
+  let message = err instanceof Error ? err.message : String(err)
+  for (const secret of secrets) if (secret !== '') message = message.replaceAll(secret, '[redacted]')
+  process.stderr.write(`plant-store: cannot start: ${message}\n`)
   process.exit(1)
 }
 
@@ -26,7 +30,8 @@ try {
 // loads. Off (no exporter configured), nothing of OpenTelemetry is imported.
 const tracing = tracingWanted(process.env) ? (await import('./tracing/sdk.ts')).startTracing() : undefined
 const { buildApp } = await import('./app.ts')
-const app = await buildApp(config).catch(cannotStart)
+const secrets = secretsOf(config)
+const app = await buildApp(config).catch((err: unknown) => cannotStart(err, secrets))
 
 // SIGTERM / SIGINT: serve, not ready, for SHUTDOWN_DELAY_MS (load balancers lag), then
 // close: in-flight requests and pending writes finish, exit 0; past the grace, exit 1.
@@ -66,7 +71,7 @@ try {
   }
 } catch (err) {
   await app.close()
-  cannotStart(err)
+  cannotStart(err, secrets)
 }
 app.log.info(...startLine(config, app.server.address() as AddressInfo))
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
 import t, { type Test } from 'tap'
 import { AUTH, postPlant, testApp } from './helpers/app.ts'
-import { postgresUnavailable, startPostgres } from './helpers/postgres-cluster.ts'
+import { postgresRoutes } from './helpers/postgres-routes.ts'
 import { pgClient } from './helpers/postgres.ts'
 import { putPlant } from './helpers/update-suite.ts'
 
@@ -61,8 +61,10 @@ async function stored (app: FastifyInstance): Promise<Map<number, Fields>> {
   return new Map(plants.map(({ id, ...fields }) => [id, fields]))
 }
 
-t.test('PostgreSQL updates', { skip: postgresUnavailable() }, async (t) => {
-  const server = await startPostgres(t)
+const routes = postgresRoutes(t)
+
+t.test('PostgreSQL updates', { skip: routes[0].skip }, async (t) => {
+  const server = await routes[0].reach()
 
   t.test('concurrent updates and deletes share transactions; several of one plant in a batch apply in order', async (t) => {
     const url = await server.createDatabase('shared_commits')
@@ -99,31 +101,33 @@ t.test('PostgreSQL updates', { skip: postgresUnavailable() }, async (t) => {
     t.same(await stored(app), new Map())
   })
 
-  t.test('two apps on one database: concurrent If-Match updates of the same plants, one 200 per ETag, then racing deletes, one 204 each; the feed replays', async (t) => {
-    const url = await server.createDatabase('two_apps')
-    const apps = [await testApp(t, { DATABASE_URL: url }), await testApp(t, { DATABASE_URL: url })]
-    const plants = Array.from({ length: 8 }, (_, i) => 10 + i)
-    for (const id of plants) await postPlant(apps[0], { id, name: 'start', tag: 'v0' })
-    for (let round = 1; round <= 3; round++) {
-      const etags = await Promise.all(plants.map(async (id) => (await apps[round % 2].inject({ url: `/plants/${id}`, headers: AUTH })).headers.etag as string))
-      const answers = await Promise.all(plants.flatMap((id, p) => Array.from({ length: 6 }, async (_, i) =>
-        [id, await putPlant(apps[i % 2], id, { name: `round ${round} editor ${i}`, tag: `v${round}` }, etags[p])] as const)))
-      for (const id of plants) {
-        const codes = answers.filter(([plant]) => plant === id).map(([, res]) => res.statusCode).sort()
-        t.same(codes, [200, 412, 412, 412, 412, 412], `round ${round}, plant ${id}: one winner`)
-        const winner = answers.find(([plant, res]) => plant === id && res.statusCode === 200)![1]
-        t.equal((await apps[1].inject({ url: `/plants/${id}`, headers: AUTH })).body, winner.body, 'the winner is what is stored')
+  for (const route of routes) {
+    t.test(`two apps on one database ${route.name}: concurrent If-Match updates of the same plants, one 200 per ETag, then racing deletes, one 204 each; the feed replays`, { skip: route.skip }, async (t) => {
+      const url = await (await route.reach()).createDatabase('two_apps')
+      const apps = [await testApp(t, { DATABASE_URL: url }), await testApp(t, { DATABASE_URL: url })]
+      const plants = Array.from({ length: 8 }, (_, i) => 10 + i)
+      for (const id of plants) await postPlant(apps[0], { id, name: 'start', tag: 'v0' })
+      for (let round = 1; round <= 3; round++) {
+        const etags = await Promise.all(plants.map(async (id) => (await apps[round % 2].inject({ url: `/plants/${id}`, headers: AUTH })).headers.etag as string))
+        const answers = await Promise.all(plants.flatMap((id, p) => Array.from({ length: 6 }, async (_, i) =>
+          [id, await putPlant(apps[i % 2], id, { name: `round ${round} editor ${i}`, tag: `v${round}` }, etags[p])] as const)))
+        for (const id of plants) {
+          const codes = answers.filter(([plant]) => plant === id).map(([, res]) => res.statusCode).sort()
+          t.same(codes, [200, 412, 412, 412, 412, 412], `round ${round}, plant ${id}: one winner`)
+          const winner = answers.find(([plant, res]) => plant === id && res.statusCode === 200)![1]
+          t.equal((await apps[1].inject({ url: `/plants/${id}`, headers: AUTH })).body, winner.body, 'the winner is what is stored')
+        }
       }
-    }
-    const changes = await feed(apps[0])
-    t.same(changes, await feed(apps[1]), 'both apps serve one feed')
-    t.equal(changes.filter((change) => change.type === 'plant.updated').length, 3 * plants.length, 'one event per 200')
-    t.same(replay(t, changes), await stored(apps[1]), 'the feed replays to what is stored')
+      const changes = await feed(apps[0])
+      t.same(changes, await feed(apps[1]), 'both apps serve one feed')
+      t.equal(changes.filter((change) => change.type === 'plant.updated').length, 3 * plants.length, 'one event per 200')
+      t.same(replay(t, changes), await stored(apps[1]), 'the feed replays to what is stored')
 
-    const deletes = await Promise.all(plants.flatMap((id) => [0, 1, 2, 3].map(async (i) => [id, await remove(apps[i % 2], id)] as const)))
-    for (const id of plants) {
-      t.same(deletes.filter(([plant]) => plant === id).map(([, code]) => code).sort(), [204, 404, 404, 404], `plant ${id} deleted once`)
-    }
-    t.same(replay(t, await feed(apps[1])), new Map(), 'one plant.deleted each: the feed replays to no plant')
-  })
+      const deletes = await Promise.all(plants.flatMap((id) => [0, 1, 2, 3].map(async (i) => [id, await remove(apps[i % 2], id)] as const)))
+      for (const id of plants) {
+        t.same(deletes.filter(([plant]) => plant === id).map(([, code]) => code).sort(), [204, 404, 404, 404], `plant ${id} deleted once`)
+      }
+      t.same(replay(t, await feed(apps[1])), new Map(), 'one plant.deleted each: the feed replays to no plant')
+    })
+  }
 })

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
+import pg from 'pg'
 import pino from 'pino'
 import t, { type Test } from 'tap'
 import { PostgresStore } from '../src/store/postgres.ts'
@@ -8,33 +9,46 @@ import { SCHEMA_VERSION } from '../src/store/postgres-schema.ts'
 import { RETENTION_MS } from '../src/webhooks/dispatch-policy.ts'
 import { CLEANUP_CHUNK } from '../src/webhooks/outbox-cleanup.ts'
 import { AUTH, assertError, postPlant, testApp } from './helpers/app.ts'
-import { postgresUnavailable, startPostgres } from './helpers/postgres-cluster.ts'
 import { pgClient } from './helpers/postgres.ts'
 import { appBehindRelay } from './helpers/postgres-relay.ts'
+import { postgresRoutes, type Reached } from './helpers/postgres-routes.ts'
 import { retryUntil } from './helpers/wait.ts'
 
 const UNAVAILABLE = { error: 503, message: 'the plant store is unavailable right now; retry after the delay in Retry-After', code: 'store_unavailable' }
 
-t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
-  const server = await startPostgres(t)
+// The cases of several apps on one database run directly and through PgBouncer.
+const routes = postgresRoutes(t)
 
-  t.test('migrations record the schema version; apps starting at once on an empty database all start', async (t) => {
-    const url = await server.createDatabase('migrate')
+t.test('the PostgreSQL store', { skip: routes[0].skip }, async (t) => {
+  const server = await routes[0].reach()
+  /** Each route's database, and its test named for the route. */
+  const both = (name: string, test: (t: Test, database: Reached) => Promise<void>): void => {
+    for (const route of routes) t.test(`${name}, ${route.name}`, { skip: route.skip }, async (t) => await test(t, await route.reach()))
+  }
+
+  both('migrations record the schema version; apps starting at once on an empty database all start', async (t, database) => {
+    const url = await database.createDatabase('migrate')
     await appsStartAtOnce(t, url)
-    const client = await pgClient(t, url)
+    const client = await pgClient(t, database.direct(url))
     const { rows } = await client.query('SELECT version FROM plant_store_migrations ORDER BY version')
     t.same(rows.map((row) => row.version), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1), 'each version recorded once')
     const { rows: indexes } = await client.query("SELECT indexdef FROM pg_indexes WHERE tablename = 'plants' ORDER BY indexname")
     t.match(indexes.map((row) => row.indexdef), [/INDEX plants_by_tag_hash .*\(md5\(tag\), id\)/, /UNIQUE INDEX plants_pkey .*\(id\)/])
   })
 
-  t.test('apps starting at once on a database whose transactions are SERIALIZABLE all start', async (t) => {
-    const url = await server.createDatabase('migrate_serializable')
-    await (await pgClient(t, url)).query('ALTER DATABASE migrate_serializable SET default_transaction_isolation = serializable')
+  both('apps starting at once on a database whose transactions are SERIALIZABLE all start', async (t, database) => {
+    const url = await database.createDatabase('migrate_serializable')
+    await serializable(t, database.direct(url))
     // A migration whose snapshot predated its wait for the lock would find no version
     // recorded, run the first again and fail: that app's first request a 503.
     await appsStartAtOnce(t, url)
   })
+
+  /** Makes the database at `url` SERIALIZABLE by default, as some are set. */
+  async function serializable (t: Test, url: string): Promise<void> {
+    const name = pg.escapeIdentifier(new URL(url).pathname.slice(1))
+    await (await pgClient(t, url)).query(`ALTER DATABASE ${name} SET default_transaction_isolation = serializable`)
+  }
 
   async function appsStartAtOnce (t: Test, url: string): Promise<void> {
     const apps = await Promise.all([1, 2, 3].map(async () => await testApp(t, { DATABASE_URL: url })))
@@ -76,18 +90,18 @@ t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
     t.same((await client.query("SELECT to_regclass('plants') AS plants")).rows, [{ plants: null }], 'nothing was created')
   })
 
-  t.test('batches of overlapping ids from several apps, in opposite orders, meet without a deadlock', async (t) => {
+  both('batches of overlapping ids from several apps, in opposite orders, meet without a deadlock', async (t, database) => {
     const ids = Array.from({ length: 500 }, (_, i) => 1000 + i)
     const orders = [ids, ids.toReversed(), ids.filter((id) => id % 2 === 0).concat(ids.filter((id) => id % 2 === 1))]
     // Two rounds: the batches do not always overlap in time, and a deadlock needs them to.
     for (const round of [1, 2]) {
-      const url = await server.createDatabase(`batches_${round}`)
+      const url = await database.createDatabase(`batches_${round}`)
       // 1500 requests at once can lag the event loop past the overload guard's limit on a
       // small machine; its 503s are not what this tests.
       const apps = await Promise.all(orders.map(async () => await testApp(t, { DATABASE_URL: url, MAX_EVENT_LOOP_DELAY_MS: '0' })))
       // While the table is locked each app's creates pile up into one large batch, and
       // its unlock lets the apps' batches into PostgreSQL together.
-      const locker = await pgClient(t, url)
+      const locker = await pgClient(t, database.direct(url))
       await locker.query('BEGIN')
       await locker.query('LOCK TABLE plants IN EXCLUSIVE MODE')
       const answers = Promise.all(orders.map(async (order, i) =>
@@ -103,9 +117,9 @@ t.test('the PostgreSQL store', { skip: postgresUnavailable() }, async (t) => {
     }
   })
 
-  t.test('on a server whose transactions are SERIALIZABLE, two apps creating and deleting the same plants: never a 500', async (t) => {
-    const url = await server.createDatabase('serializable')
-    await (await pgClient(t, url)).query('ALTER DATABASE serializable SET default_transaction_isolation = serializable')
+  both('on a server whose transactions are SERIALIZABLE, two apps creating and deleting the same plants: never a 500', async (t, database) => {
+    const url = await database.createDatabase('serializable')
+    await serializable(t, database.direct(url))
     const apps = await Promise.all([1, 2].map(async () => await testApp(t, { DATABASE_URL: url, MAX_EVENT_LOOP_DELAY_MS: '0' })))
     const codes: number[] = []
     const until = Date.now() + 3000

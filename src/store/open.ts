@@ -6,7 +6,7 @@ import type { PlantStore, StoreContext } from './store.ts'
 export type DatabaseConfig =
   | { engine: 'memory' }
   | { engine: 'sqlite', path: string }
-  | { engine: 'postgres', url: string, poolSize: number }
+  | { engine: 'postgres', url: string, poolSize: number, preparedStatements?: boolean }
 
 /** Opens the store the configuration names; the routes never learn which engine it is. */
 export async function openStore (database: DatabaseConfig, context: StoreContext): Promise<PlantStore> {
@@ -20,6 +20,6 @@ export async function openStore (database: DatabaseConfig, context: StoreContext
         // error" for a device): the refusal to start says which.
         throw new Error(`DATABASE_URL sqlite:${database.path} cannot be used: ${(err as Error).message}`, { cause: err })
       }
-    case 'postgres': return await PostgresStore.open(database.url, database.poolSize, context)
+    case 'postgres': return await PostgresStore.open(database.url, database.poolSize, context, database.preparedStatements)
   }
 }

@@ -39,14 +39,15 @@ export class Outage {
   /**
    * Marks the store down and returns the error to throw. `writing`: it answers but takes
    * no writes (full disk, locked, read-only), which only a write that succeeds can end.
+   * `why`: the line to log instead of the outage's.
    */
-  fail (err: unknown, writing = false): StoreUnavailable {
+  fail (err: unknown, writing = false, why?: string): StoreUnavailable {
     if (!this.#down || (this.#writeFailed && !writing)) {
       this.#down = true
       this.#cause = err
       this.#writeFailed = writing
       if (writing) this.#log.error({ err }, `the ${this.#store} store takes no writes; answering 503 to them until it does`)
-      else this.#log.error({ err }, `the ${this.#store} store is unavailable; answering 503 until it recovers`)
+      else this.#log.error({ err }, why ?? `the ${this.#store} store is unavailable; answering 503 until it recovers`)
       if (!writing && this.#probe !== undefined && this.#probing === undefined && !this.#closing.signal.aborted) {
         this.#probing = this.#probeUntilUp(this.#probe).finally(() => { this.#probing = undefined })
       }

@@ -1,10 +1,11 @@
 import pg from 'pg'
 import { codeOf } from './errors.ts'
+import { timed } from './postgres-statement.ts'
 
 // An unreachable database answers a 503 in seconds: connecting and each statement are
 // bounded, the server's cancel first (the connection stays usable), the client's last.
 export const CONNECT_TIMEOUT_MS = 2000
-const STATEMENT_TIMEOUT_MS = 3000
+export const STATEMENT_TIMEOUT_MS = 3000
 const QUERY_TIMEOUT_MS = 4000
 // The probe that ends an outage runs again soon.
 const PROBE_TIMEOUT_MS = 1000
@@ -18,6 +19,13 @@ const UNAVAILABLE_SQLSTATE = /^(08|53|57P0[1-3]$|57014$)/
 const UNAVAILABLE_MESSAGE = /timeout|Connection terminated|not queryable/i
 // Password or role refused (28) or no such database (3D000): no new connection opens.
 const SETTINGS_SQLSTATE = /^(28|3D000$)/
+// A pooler (PgBouncer) answers 08P01 to whatever it refuses itself, a setting or an outage
+// ("server login has been failing", "no more connections allowed"): its words tell which.
+const POOLER_SETTINGS_MESSAGE = /unsupported startup parameter|authentication failed|does not exist|no such (database|user)/
+// PgBouncer's words when its max_client_conn is reached.
+const POOLER_NO_SLOT_MESSAGE = /^no more connections allowed/
+/** What to look at when settingsRefused: they never pass by themselves. */
+export const SETTINGS_TO_CHECK = 'check the user, password, database name and parameters of DATABASE_URL, and the settings of a pooler in front of PostgreSQL'
 // Answers but takes no writes: disk full (53100) or read-only (25006: a standby, or
 // default_transaction_read_only as managed services set when storage runs out).
 const NO_WRITES_SQLSTATE = /^(53100|25006)$/
@@ -37,15 +45,18 @@ const ROLLED_BACK_SQLSTATE = /^40/
 // The data itself refused: 22 (data exception), 23 (constraint), 54 (program limit).
 const REFUSED_SQLSTATE = /^(22|23|54)/
 
-/** The pool's settings: every wait bounded. */
-export function poolConfig (url: string, poolSize: number): pg.PoolConfig {
+/**
+ * The pool's settings: every wait bounded. Its only startup parameter is application_name,
+ * which poolers take, unless `sessionTimeout` (see PoolOptions) sets the statement timeout too.
+ */
+export function poolConfig (url: string, poolSize: number, sessionTimeout = false): pg.PoolConfig {
   return {
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    statement_timeout: STATEMENT_TIMEOUT_MS,
     query_timeout: QUERY_TIMEOUT_MS,
-    application_name: 'plant-store'
+    application_name: 'plant-store',
+    ...sessionTimeout ? { statement_timeout: STATEMENT_TIMEOUT_MS } : {}
   }
 }
 
@@ -53,13 +64,14 @@ export function poolConfig (url: string, poolSize: number): pg.PoolConfig {
 export function unavailable (err: unknown): boolean {
   const code = codeOf(err)
   if (code !== '') return NETWORK_ERRORS.has(code) || UNAVAILABLE_SQLSTATE.test(code)
-  const { message } = err as { message?: unknown }
-  return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message)
+  return UNAVAILABLE_MESSAGE.test(messageOf(err))
 }
 
-/** True when the database refuses the service's connection settings: the password, the role, the database's name. */
+/** True when the database, or a pooler in front of it, refuses the service's connection settings: the password, the role, the database's name, a parameter. */
 export function settingsRefused (err: unknown): boolean {
-  return SETTINGS_SQLSTATE.test(codeOf(err))
+  const code = codeOf(err)
+  if (code === '08P01') return POOLER_SETTINGS_MESSAGE.test(messageOf(err))
+  return SETTINGS_SQLSTATE.test(code)
 }
 
 /** True when the database takes no writes now (reads go on); a cancelled SELECT is an outage instead. */
@@ -73,21 +85,26 @@ export function connectionEnded (err: unknown): boolean {
   return codeOf(err) === ENDED_SQLSTATE
 }
 
-/** True when the server has no slot for another connection: max_connections, or a role's or database's CONNECTION LIMIT. */
+/** True when the server has no slot for another connection: max_connections, a role's or database's CONNECTION LIMIT, or a pooler's max_client_conn. */
 export function noConnectionSlot (err: unknown): boolean {
-  return codeOf(err) === '53300'
+  const code = codeOf(err)
+  return code === '53300' || (code === '08P01' && POOLER_NO_SLOT_MESSAGE.test(messageOf(err)))
 }
 
 /** True when the statement never reached a live session: it can run again on another connection. */
 export function neverRan (err: unknown): boolean {
-  if (codeOf(err) === IDLE_ENDED_SQLSTATE) return true
-  const { message } = err as { message?: unknown }
-  return typeof message === 'string' && NOT_SENT_MESSAGE.test(message)
+  return codeOf(err) === IDLE_ENDED_SQLSTATE || NOT_SENT_MESSAGE.test(messageOf(err))
 }
 
 /** True when the statement waited too long for a busy pool: a busy store, not an outage. */
 export function poolExhausted (err: unknown): boolean {
-  return (err as { message?: unknown }).message === POOL_WAIT_MESSAGE
+  return messageOf(err) === POOL_WAIT_MESSAGE
+}
+
+/** A driver error's message; empty when it has none. */
+function messageOf (err: unknown): string {
+  const { message } = err as { message?: unknown }
+  return typeof message === 'string' ? message : ''
 }
 
 /** True when PostgreSQL rolled the statement back for a concurrent one's sake: it can run again. */
@@ -105,13 +122,12 @@ export async function probe (url: string, statement: string): Promise<void> {
   const client = new pg.Client({
     ...poolConfig(url, 1),
     connectionTimeoutMillis: PROBE_TIMEOUT_MS,
-    statement_timeout: PROBE_TIMEOUT_MS,
     query_timeout: PROBE_TIMEOUT_MS
   })
   client.on('error', () => {}) // reported by the call that fails
   try {
     await client.connect()
-    await client.query(statement)
+    await client.query(timed(statement, PROBE_TIMEOUT_MS))
   } finally {
     // Not awaited: a server that stopped answering may never acknowledge the goodbye.
     client.end().catch(() => {})

@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { EVENTS_LOCK } from './postgres-changes.ts'
-import { AGAIN, announcing, bytes, literal, utf8 } from './postgres-events.ts'
+import { AGAIN, announcing, bytes, byteaLiteral, utf8 } from './postgres-events.ts'
 import type { Script } from './postgres-pool.ts'
 import type { EventOrigin, StoredPlant } from './store.ts'
 import { deletedAnnouncement } from './webhooks.ts'
@@ -16,9 +16,9 @@ import { deletedAnnouncement } from './webhooks.ts'
 function deleteScript (plants: Array<StoredPlant & EventOrigin>, maxPending: number): string {
   // Quoted: a bare -9223372036854775808::bigint casts 9223372036854775808 first, out of range.
   const id = (plant: StoredPlant): string => `'${plant.id}'::bigint`
-  const read = plants.map((plant) => `(${id(plant)}, ${literal(utf8(plant.name))}, ${literal(bytes(plant.tag))})`)
+  const read = plants.map((plant) => `(${id(plant)}, ${byteaLiteral(utf8(plant.name))}, ${byteaLiteral(bytes(plant.tag))})`)
   const origin = (plant: EventOrigin): string => plant.traceContext === undefined ? 'NULL::text' : pg.escapeLiteral(plant.traceContext)
-  const payloads = plants.map((plant, i) => `(${id(plant)}, ${literal(deletedAnnouncement(plant))}, ${origin(plant)}, ${i})`)
+  const payloads = plants.map((plant, i) => `(${id(plant)}, ${byteaLiteral(deletedAnnouncement(plant))}, ${origin(plant)}, ${i})`)
   return `SELECT pg_advisory_xact_lock(${EVENTS_LOCK});
     WITH batch (id, name, tag) AS (VALUES ${read.join(', ')}),
     gone AS (

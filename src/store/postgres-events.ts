@@ -1,5 +1,5 @@
-import pg from 'pg'
 import type { EventType } from '../../schemas/webhook.ts'
+import { literal } from './postgres-statement.ts'
 import { eventBit } from './webhooks.ts'
 
 // The events of batches of creates (postgres-plants.ts), updates (postgres-updates.ts) and
@@ -58,6 +58,6 @@ export function bytes (text: string | undefined): Buffer | null {
 }
 
 /** A bytea literal for a script, whose statements take no parameters. */
-export function literal (value: Buffer | null): string {
-  return value === null ? 'NULL::bytea' : `${pg.escapeLiteral(`\\x${value.toString('hex')}`)}::bytea`
+export function byteaLiteral (value: Buffer | null): string {
+  return value === null ? 'NULL::bytea' : literal(value)
 }

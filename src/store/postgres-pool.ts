@@ -3,7 +3,8 @@ import pg from 'pg'
 import { monotonicMs } from '../process/clock.ts'
 import { StoreBusy, StoreUnavailable } from './errors.ts'
 import type { Outage } from './outage.ts'
-import { CONNECT_TIMEOUT_MS, connectionEnded, neverRan, noConnectionSlot, poolConfig, poolExhausted, refused, rolledBack, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.ts'
+import { CONNECT_TIMEOUT_MS, STATEMENT_TIMEOUT_MS, connectionEnded, neverRan, noConnectionSlot, poolConfig, poolExhausted, refused, rolledBack, SETTINGS_TO_CHECK, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.ts'
+import { inline, timed } from './postgres-statement.ts'
 import type { StoreContext } from './store.ts'
 
 // A statement rolled back for a concurrent one's sake (or refused a connection) runs this
@@ -25,6 +26,7 @@ const POOL_EXHAUSTED_LOG_MS = 10_000
 export class PostgresPool {
   readonly pool: pg.Pool
   readonly #size: number
+  readonly #prepared: boolean
   readonly #log: StoreContext['log']
   readonly #outage: Outage
   /** Throws StoreUnavailable while the store cannot serve. */
@@ -34,9 +36,10 @@ export class PostgresPool {
   #regrow: NodeJS.Timeout | undefined
   #exhaustedLoggedAt = -Infinity
 
-  constructor (url: string, size: number, log: StoreContext['log'], outage: Outage, available: () => void) {
-    this.pool = new pg.Pool(poolConfig(url, size))
+  constructor ({ url, size, preparedStatements }: PoolOptions, log: StoreContext['log'], outage: Outage, available: () => void) {
+    this.pool = new pg.Pool(poolConfig(url, size, preparedStatements))
     this.#size = size
+    this.#prepared = preparedStatements
     this.#log = log
     this.#outage = outage
     this.#available = available
@@ -59,16 +62,20 @@ export class PostgresPool {
    * and throws StoreUnavailable; any other error is the statement's own.
    */
   async query<R extends pg.QueryResultRow = pg.QueryResultRow> (text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    return await this.#run(text, async (client) => await client.query<R>({ name: statementName(text), text, values }))
+    if (this.#prepared) return await this.#run(text, async (client) => await client.query<R>({ name: statementName(text), text, values }))
+    const message = timed(inline(text, values), STATEMENT_TIMEOUT_MS)
+    return await this.#run(text, async (client) => (await client.query(message) as unknown as Array<pg.QueryResult<R>>)[1])
   }
 
   /**
    * Runs statements sent together, their values written in, as one implicit transaction:
    * one round trip, and each statement sees what committed before it began; resolves with
-   * each one's result. Not prepared, as a prepared statement is one statement.
+   * each one's result.
    */
   async script (text: string): Promise<pg.QueryResult[]> {
-    return await this.#run(text, async (client) => [await client.query(text)].flat())
+    if (this.#prepared) return await this.#run(text, async (client) => [await client.query(text)].flat())
+    const message = timed(text, STATEMENT_TIMEOUT_MS)
+    return await this.#run(text, async (client) => (await client.query(message) as unknown as pg.QueryResult[]).slice(1))
   }
 
   /** Runs `work` on a connection of the pool; `text`, what it sends, sorts its errors. */
@@ -114,7 +121,10 @@ export class PostgresPool {
           throw new StoreBusy({ cause: err })
         }
         if (takesNoWrites(err, text)) throw this.#outage.fail(err, true)
-        throw unavailable(err) || settingsRefused(err) ? this.#outage.fail(err) : err
+        if (settingsRefused(err)) {
+          throw this.#outage.fail(err, false, `the PostgreSQL store is unavailable; its connection settings are refused, a configuration error (${SETTINGS_TO_CHECK}); answering 503 until they are taken`)
+        }
+        throw unavailable(err) ? this.#outage.fail(err) : err
       }
     }
   }
@@ -141,7 +151,7 @@ export class PostgresPool {
     if (open === 0) return false
     if (this.#regrow === undefined) {
       this.#log.warn({ err, poolSize: this.#size, forMs: KEEP_TO_OPEN_MS },
-        'PostgreSQL has no slot for another connection; the pool keeps to those open (is DATABASE_POOL_SIZE × instances above its max_connections?)')
+        'PostgreSQL has no slot for another connection; the pool keeps to those open (is DATABASE_POOL_SIZE × instances above its max_connections, or above the max_client_conn of a pooler in front of it?)')
     }
     this.pool.options.max = open
     clearTimeout(this.#regrow)
@@ -158,6 +168,13 @@ export type Script = (text: string) => Promise<pg.QueryResult[]>
 
 /** Runs one statement; an unreachable database is thrown as StoreUnavailable. */
 export type Query = <R extends pg.QueryResultRow>(text: string, values?: unknown[]) => Promise<pg.QueryResult<R>>
+
+/**
+ * `preparedStatements`: each statement prepared once per connection (named), the statement
+ * timeout a setting of the session; only for connections of the service's own (no
+ * transaction-mode pooler, which refuses the one and mixes up the other).
+ */
+export interface PoolOptions { url: string, size: number, preparedStatements: boolean }
 
 // Named statements are parsed and planned once per connection; the texts are constants, so names are few.
 const statementNames = new Map<string, string>()

@@ -1,7 +1,7 @@
-import pg from 'pg'
 import { EVENTS_LOCK } from './postgres-changes.ts'
 import { NEW_DELIVERY_ID } from './postgres-events.ts'
 import type { Query, Script } from './postgres-pool.ts'
+import { literal } from './postgres-statement.ts'
 import { erasedSql, eventBitSql } from './webhooks.ts'
 
 /**
@@ -44,7 +44,7 @@ export async function replayChunk (query: Query, script: Script, id: string, lim
   if (chunk === undefined) return { queued: 0, examined: 0 }
   if (!chunk.caught_up) return chunk
   // The rest, after EVENTS_LOCK: it may end the replay.
-  const [, last] = await script(`SELECT pg_advisory_xact_lock(${EVENTS_LOCK}); ${replayStatement(pg.escapeLiteral(id), String(Math.trunc(limit)), String(Math.trunc(max)), true)}`)
+  const [, last] = await script(`SELECT pg_advisory_xact_lock(${EVENTS_LOCK}); ${replayStatement(literal(id), String(Math.trunc(limit)), String(Math.trunc(max)), true)}`)
   const [rest] = last.rows as Chunk[]
   return { queued: chunk.queued + (rest?.queued ?? 0), examined: chunk.examined }
 }

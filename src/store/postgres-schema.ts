@@ -1,4 +1,5 @@
 import type pg from 'pg'
+import { STATEMENT_TIMEOUT_MS } from './postgres-connection.ts'
 
 // Each entry moves the schema one version up; every version reached is recorded in
 // plant_store_migrations, in the same transaction as the change. Append, never edit.
@@ -132,7 +133,8 @@ export async function migrate (pool: pg.Pool): Promise<void> {
   try {
     // Read committed whatever the database's default: each statement then sees what the
     // instance that held the lock before committed, not a snapshot from before the wait.
-    await client.query('BEGIN ISOLATION LEVEL READ COMMITTED')
+    // Each statement is timed, as every statement of the store is, by a setting of the transaction's own.
+    await client.query(`BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL statement_timeout = ${STATEMENT_TIMEOUT_MS}`)
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
     await client.query(`CREATE TABLE IF NOT EXISTS plant_store_migrations (
       version    integer PRIMARY KEY,

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { StoreUnavailable } from './errors.ts'
 import { GroupCommit } from './group-commit.ts'
 import { Outage } from './outage.ts'
-import { probe, unavailable } from './postgres-connection.ts'
+import { codeOf, StoreUnavailable } from './errors.ts'
+import { probe, SETTINGS_TO_CHECK, settingsRefused, unavailable } from './postgres-connection.ts'
+import { storeLocation } from './location.ts'
 import { deleteBatch } from './postgres-deletes.ts'
 import { AGAIN, utf8 } from './postgres-events.ts'
 import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, type Row } from './postgres-plants.ts'
@@ -43,19 +44,24 @@ export class PostgresStore implements PlantStore {
   /** Why the store is not ready yet: the last failed start attempt. */
   #startError: unknown
 
-  /** Resolves once the first attempt to connect and migrate has ended, whether it succeeded or not. */
-  static async open (url: string, poolSize: number, context: StoreContext): Promise<PostgresStore> {
-    let firstAttempt!: () => void
-    const attempted = new Promise<void>((resolve) => { firstAttempt = resolve })
-    const store = new PostgresStore(url, poolSize, context, firstAttempt)
-    await attempted
-    return store
+  /**
+   * Resolves once the first attempt to connect and migrate has ended, whether it succeeded
+   * or not; rejects when its connection settings were refused, which retrying cannot mend.
+   */
+  static async open (url: string, poolSize: number, context: StoreContext, preparedStatements = false): Promise<PostgresStore> {
+    let firstAttempt!: (refusal?: Error) => void
+    const attempted = new Promise<Error | undefined>((resolve) => { firstAttempt = resolve })
+    const store = new PostgresStore(url, poolSize, preparedStatements, context, firstAttempt)
+    const refusal = await attempted
+    if (refusal === undefined) return store
+    await store.close()
+    throw refusal
   }
 
-  private constructor (url: string, poolSize: number, { log, maxBatch, maxQueueBytes, onBatch }: StoreContext, firstAttempt: () => void) {
+  private constructor (url: string, poolSize: number, preparedStatements: boolean, { log, maxBatch, maxQueueBytes, onBatch }: StoreContext, firstAttempt: (refusal?: Error) => void) {
     this.#log = log
     this.#outage = new Outage(log, 'PostgreSQL', async () => await probe(url, PROBE))
-    this.#pool = new PostgresPool(url, poolSize, log, this.#outage, () => this.#available())
+    this.#pool = new PostgresPool({ url, size: poolSize, preparedStatements }, log, this.#outage, () => this.#available())
     const query = this.#pool.query.bind(this.#pool)
     const script = this.#pool.script.bind(this.#pool)
     this.webhooks = new PostgresWebhooks(query, script)
@@ -84,7 +90,11 @@ export class PostgresStore implements PlantStore {
       (update) => plantBytes(changed(update.id, update.change)), wrote)
     this.#deletes = queue(async (plants) => await deleteBatch(script, plants, this.webhooks.maxPending), plantBytes,
       (results) => results.includes(true))
-    this.#started = this.#start(firstAttempt)
+    // What a refusal of the connection settings asks the operator to check.
+    const toCheck = preparedStatements
+      ? `${SETTINGS_TO_CHECK}; DATABASE_PREPARED_STATEMENTS=true sends the statement timeout as a startup parameter, for a direct connection only`
+      : SETTINGS_TO_CHECK
+    this.#started = this.#start(url, toCheck, firstAttempt)
   }
 
   async create (plant: StoredPlant): Promise<CreateResult> {
@@ -156,8 +166,11 @@ export class PostgresStore implements PlantStore {
     await this.#pool.close()
   }
 
-  /** Connects and migrates until it succeeds or the store closes, each failure logged, the wait doubling to MAX_RETRY_MS. */
-  async #start (firstAttempt: () => void): Promise<void> {
+  /**
+   * Connects and migrates until it succeeds or the store closes, each failure logged, the
+   * wait doubling to MAX_RETRY_MS; a first attempt whose settings are refused ends the start.
+   */
+  async #start (url: string, toCheck: string, firstAttempt: (refusal?: Error) => void): Promise<void> {
     for (let attempt = 1, delay = FIRST_RETRY_MS; ; attempt++, delay = Math.min(2 * delay, MAX_RETRY_MS)) {
       try {
         await migrate(this.#pool.pool)
@@ -167,9 +180,18 @@ export class PostgresStore implements PlantStore {
       } catch (err) {
         this.#startError = err
         if (this.#closing.signal.aborted) return
-        // Anything but an unreachable database is a setting or schema to fix: louder.
-        this.#log[unavailable(err) ? 'warn' : 'error']({ err, attempt, retryInMs: delay },
-          'the PostgreSQL store cannot start yet; answering 503 and retrying')
+        if (settingsRefused(err)) {
+          const refused = `PostgreSQL, or a pooler in front of it, refuses the service's connection settings (${(err as Error).message}, ${codeOf(err)})`
+          if (attempt === 1) {
+            firstAttempt(new Error(`DATABASE_URL postgres://${storeLocation({ engine: 'postgres', url, poolSize: 1 })} cannot be used: ${refused}: ${toCheck}`, { cause: err }))
+            return
+          }
+          this.#log.error({ err, attempt, retryInMs: delay }, `the PostgreSQL store cannot start: a configuration error (${toCheck}); answering 503 and retrying`)
+        } else {
+          // Anything but an unreachable database is a setting or schema to fix: louder.
+          this.#log[unavailable(err) ? 'warn' : 'error']({ err, attempt, retryInMs: delay },
+            'the PostgreSQL store cannot start yet; answering 503 and retrying')
+        }
       } finally {
         firstAttempt() // later calls change nothing
       }

@@ -8,8 +8,10 @@ import { loggedUrl } from '../log/request-log.ts'
 // What the maintained instrumentations record, cut to what holds no secret and no plant
 // name (docs/production.md lists every attribute): the tests read every span for them.
 
-export const NOT_RECORDED = '[not recorded]'
 const REDACTED = '[redacted]'
+const TIMEOUT = /^SET LOCAL statement_timeout = \d+; /
+// A quoted literal, with the E of an escape string and the type it is cast to.
+const LITERAL = /(?:\bE)?'(?:[^']|'')*'(?:::\w+(?:\[\])?)?/g
 
 /** @fastify/otel, pg and undici, configured for this service. */
 export function instrumentations (): Instrumentation[] {
@@ -26,11 +28,13 @@ export function instrumentations (): Instrumentation[] {
     new PgInstrumentation({
       // The service's own statements only: the pool's upkeep and probes are not traced alone.
       requireParentSpan: true,
-      // Parameters stay out (the default), and so does the text of a statement sent without
-      // any: a script (a plant's delete) carries its values as literals.
       enhancedDatabaseReporting: false,
-      requestHook: (span, { query }) => {
-        if (query.values === undefined || query.values.length === 0) span.setAttribute('db.query.text', NOT_RECORDED)
+      // A statement goes with its values written in, after the timeout of its transaction
+      // (src/store/postgres-statement.ts): recorded and named as it reads without them.
+      requestHook: (span, { query, connection }) => {
+        const statement = query.text.replace(TIMEOUT, '').replace(LITERAL, '?')
+        span.setAttribute('db.query.text', statement)
+        span.updateName(`pg.query:${statement.split(/\s/, 1)[0].toUpperCase()} ${connection.database ?? ''}`.trimEnd())
       }
     }),
     new UndiciInstrumentation({

@@ -217,7 +217,8 @@ t.test('PostgreSQL that stops answering', { skip: postgresUnavailable() }, async
     await waitForLine(service.stdout, /available again/)
     const outages = service.stdout.filter((line) => line.includes('store is unavailable;'))
     t.equal(outages.length, 1, 'logged once')
-    t.match(JSON.parse(outages[0]).err.message, /password authentication failed/, 'with its cause')
+    t.match(JSON.parse(outages[0]), { msg: /a configuration error \(check the user, password.* of DATABASE_URL/, err: { message: /password authentication failed/ } },
+      'as a setting to fix, with its cause')
     t.same(errorLines(service.stdout).filter((line) => !line.includes('store is unavailable;')), [], 'no 500')
   })
 })
