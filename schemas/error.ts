@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import type { ErrorHeader } from './headers.ts'
 import { IDEMPOTENCY_ERROR_CODES } from './idempotency.ts'
+import { PRECONDITION_ERROR_CODES } from './preconditions.ts'
 import { EVENT_RETENTION_DAYS } from './webhook.ts'
 
 /** One entry of ERROR_CODES. */
@@ -142,11 +143,7 @@ export const ERROR_CODES = {
     meaning: 'The delivery\'s plant was deleted, and its data with it: there is nothing to send again.',
     example: 'the plant of delivery msg_2c7d9e1f3a5b4c6d8e0f1a2b3c4d5e6f was deleted: its data is no longer kept, so it is not sent again'
   },
-  precondition_failed: {
-    status: 412,
-    meaning: 'The `If-Match` of an update names no `ETag` of the plant as it is now: it changed since it was read (or the header names no strong tag). Nothing was written; read the plant again.',
-    example: 'plant 1 changed since it was read: If-Match names none of its current ETag'
-  },
+  ...PRECONDITION_ERROR_CODES,
   cursor_expired: {
     status: 410,
     meaning: `The change feed no longer holds the events after this cursor: they were pruned (events are kept at least ${EVENT_RETENTION_DAYS} days), the store was moved or restored (its history restarted, and the cursor is from the earlier one), or the cursor is ahead of every event this store issued. Read the plants again from \`GET /plants\`, then follow the feed after the \`latest\` of a fresh page.`,

@@ -23,3 +23,4 @@ export const sharedSchemas: TSchema[] = [
   Plant, NewPlant, PlantUpdate, StoredPlant, ErrorBody, Health, NewSubscription, Subscription, CreatedSubscription, Delivery,
   PlantUpdated, PlantDeleted, Change, ChangePage
 ]
+export { CollectionPreconditions, PlantPreconditions } from './preconditions.ts'

@@ -51,7 +51,7 @@ t.test('SQLite: a version 3 file keeps its deliveries through the migration', as
   const file = `${t.testdir()}/v3.db`
   await (await testApp(t, { DATABASE_URL: `sqlite:${file}` })).close()
   const old = new Database(file)
-  old.exec(`DROP INDEX webhook_deliveries_plant; ALTER TABLE webhooks DROP COLUMN events;
+  old.exec(`DROP TABLE plant_erasures; DROP INDEX webhook_deliveries_plant; ALTER TABLE webhooks DROP COLUMN events;
     DROP INDEX webhook_deliveries_event; ALTER TABLE webhook_deliveries DROP COLUMN event_seq; DROP TABLE webhook_events; DROP TABLE event_horizon; DROP TABLE idempotency_keys;
     ALTER TABLE webhooks DROP COLUMN pending; ALTER TABLE webhooks DROP COLUMN disabled_at; ALTER TABLE webhooks DROP COLUMN missed_since;
     ALTER TABLE webhooks DROP COLUMN missed_from; ALTER TABLE webhooks DROP COLUMN replay_from; ALTER TABLE webhooks DROP COLUMN replay_to;
@@ -78,7 +78,7 @@ t.test('PostgreSQL: a version 4 database keeps its deliveries through the migrat
   const url = await server.createDatabase('outbox_v4')
   await (await testApp(t, { DATABASE_URL: url })).close()
   const client = await pgClient(t, url)
-  await client.query(`DROP INDEX webhook_deliveries_plant; ALTER TABLE webhooks DROP COLUMN events;
+  await client.query(`DROP TABLE plant_erasures; DROP INDEX webhook_deliveries_plant; ALTER TABLE webhooks DROP COLUMN events;
     DROP TABLE webhook_events, event_horizon, idempotency_keys; ALTER TABLE webhook_deliveries DROP COLUMN event_seq, ADD COLUMN payload bytea NOT NULL;
     ALTER TABLE webhooks DROP COLUMN pending, DROP COLUMN disabled_at, DROP COLUMN missed_since, DROP COLUMN missed_from,
       DROP COLUMN replay_from, DROP COLUMN replay_to;

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify'
 import t, { type Test } from 'tap'
-import { ALL_SCOPES, type Scope } from '../schemas/scopes.ts'
+import { readFileSync } from 'node:fs'
+import { ALL_SCOPES, SCOPES, type Scope } from '../schemas/scopes.ts'
 import auth from '../src/plugins/auth.ts'
 import tokens from '../src/plugins/tokens.ts'
 import { assertError, postPlant, testApp } from './helpers/app.ts'
@@ -56,6 +57,18 @@ t.test('the table covers every guarded operation of the document, whose security
   t.same(documented.sort(), GUARDED.filter((r) => r.method !== 'HEAD').map((r) => `${r.method} ${r.path}`).sort())
   t.match(doc.components.securitySchemes.bearerAuth.description, /insufficient_scope/)
   for (const scope of ALL_SCOPES) t.match(doc.components.securitySchemes.bearerAuth.description, scope, `the scheme describes ${scope}`)
+})
+
+t.test('each plants scope, in the document and in docs/tokens.md, names every operation it opens', async (t) => {
+  const app = await scopedApp(t)
+  const described = (await app.inject({ url: '/docs/json' })).json().components.securitySchemes.bearerAuth.description
+  const tokensDoc = readFileSync(new URL('../docs/tokens.md', import.meta.url), 'utf8')
+  for (const route of GUARDED.filter((r) => r.scope.startsWith('plants:') && r.method !== 'HEAD')) {
+    const operation = `${route.method} ${route.path}`
+    t.match(SCOPES[route.scope], operation, `schemas/scopes.ts: ${route.scope} names ${operation}`)
+    t.ok(described.includes(`\`${route.scope}\`, ${SCOPES[route.scope]}`), 'the document says the same')
+    t.ok(tokensDoc.split('\n').some((line) => line.startsWith(`| \`${route.scope}\``) && line.includes(`\`${operation}\``)), `docs/tokens.md: ${route.scope} names ${operation}`)
+  }
 })
 
 t.test('a token with several scopes may do what each allows, and nothing else', async (t) => {

@@ -69,6 +69,7 @@ t.test('OutboxCleanup deletes everything due, a chunk per statement, from its st
   const counted = (run: () => Promise<number>): Promise<number> => run().then((n) => { deleted.push(n); return n })
   // All the cleanup calls.
   const webhooks = {
+    erase: async (limit: number) => await store.webhooks.erase(limit),
     sweep: async (limit: number) => await counted(async () => await store.webhooks.sweep(limit)),
     prune: async (before: Date, limit: number) => await counted(async () => await store.webhooks.prune(before, limit)),
     pruneEvents: async (before: Date, after: number, limit: number) => await store.webhooks.pruneEvents(before, after, limit)
@@ -87,6 +88,7 @@ t.test('OutboxCleanup: a failed cleanup is logged and tried at the next wake; a 
   let down = true
   const logged: string[] = []
   const webhooks = {
+    erase: async () => false,
     sweep: async () => {
       sweeps++
       if (down) throw new Error('the store is down')

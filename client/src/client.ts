@@ -49,7 +49,8 @@ export interface PlantStoreClient {
   createPlant: (plant: NewPlant) => Promise<Plant>
   /** Replaces a plant's name and tag; with `ifMatch` (an ETag read before), only if it is still that plant (else a 412 precondition_failed). */
   updatePlant: (id: bigint, plant: PlantUpdate, ifMatch?: string) => Promise<StoredPlant>
-  deletePlant: (id: bigint) => Promise<void>
+  /** Deletes a plant; with `ifMatch` (an ETag read before), only if it is still that plant (else a 412 precondition_failed). */
+  deletePlant: (id: bigint, ifMatch?: string) => Promise<void>
   /** Every event of the change feed after `after`, in commit order, each once: save a Change's `seq` to resume after it. */
   changes: (options?: ChangesOptions) => AsyncGenerator<Change, void, undefined>
   /** Subscribes a webhook, under an Idempotency-Key: tried again, it subscribes once, and answers the same secret. */
@@ -79,7 +80,9 @@ export function createPlantStoreClient ({ baseUrl, token, fetch, headers = {} }:
     updatePlant: async (id, plant, ifMatch) => orThrow(await api.PUT('/plants/{id}', {
       params: { path: { id }, header: ifMatch === undefined ? undefined : { 'If-Match': ifMatch } }, body: plant
     })),
-    deletePlant: async (id) => { orThrow(await api.DELETE('/plants/{id}', { params: { path: { id } } })) },
+    deletePlant: async (id, ifMatch) => {
+      orThrow(await api.DELETE('/plants/{id}', { params: { path: { id }, header: ifMatch === undefined ? undefined : { 'If-Match': ifMatch } } }))
+    },
     async * changes ({ after, limit, follow = true, wait = 30, signal } = {}) {
       for (let cursor = after; signal?.aborted !== true;) {
         const query = { after: cursor, limit, wait: follow ? wait : 0 }

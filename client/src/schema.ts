@@ -98,13 +98,13 @@ export interface paths {
         get: operations["getPlant"];
         /**
          * Replace a plant's name and tag
-         * @description Replaces the name and tag of the plant with this id (no tag removes it); the id stays. With `If-Match`, only while the plant is still the one read (optimistic concurrency): else a 412 and nothing written. An update that changes nothing writes and announces nothing, and answers 200 as one that does. Like a create, the 200 is sent once the change is on disk.
+         * @description Replaces the name and tag of the plant with this id (no tag removes it); the id stays. With `If-Match`, only while the plant is still the one read (optimistic concurrency), and with `If-None-Match`, only while it has none of the tags named: else a 412 and nothing written. An update that changes nothing writes and announces nothing, and answers 200 as one that does. Like a create, the 200 is sent once the change is on disk.
          */
         put: operations["updatePlant"];
         post?: never;
         /**
          * Delete a plant by id
-         * @description Deletes the plant; its id can then be created again.
+         * @description Deletes the plant; its id can then be created again. With `If-Match`, only while the plant is still the one read: else a 412 and nothing deleted (a stale delete never undoes another client's update).
          */
         delete: operations["deletePlant"];
         options?: never;
@@ -121,7 +121,7 @@ export interface paths {
         };
         /**
          * Follow every change to the plants
-         * @description The events of every change (`plant.created`, `plant.updated`, `plant.deleted`) in the order they committed, from the same records as webhooks, each with the same body. Page with `after` (each page's `next`): following it visits every event exactly once, on every instance. With `wait`, an empty page waits up to 30 s for an event (a long poll). With `Accept: text/event-stream`, the answer is a stream of Server-Sent Events instead: each event's `id` is its `seq`, `event` its type and `data` the Change; a comment every 15 s keeps it open, and it ends after 300 s (an EventSource reconnects, and `Last-Event-ID` resumes after the last event received). Events are kept at least 7 days: a cursor before those pruned answers 410, and the consumer reads the plants again. Waiting and streaming requests are bounded per token (CHANGES_MAX_READERS_PER_TOKEN) and in all (CHANGES_MAX_READERS).
+         * @description The events of every change (`plant.created`, `plant.updated`, `plant.deleted`) in the order they committed, from the same records as webhooks, each with the same body. Page with `after` (each page's `next`): following it visits every event exactly once, on every instance. A page holds at most `limit` events, and stops before it passes 2 MiB. With `wait`, an empty page waits up to 30 s for an event (a long poll). With `Accept: text/event-stream`, the answer is a stream of Server-Sent Events instead: each event's `id` is its `seq`, `event` its type and `data` the Change; a comment every 15 s keeps it open, and it ends after 300 s (an EventSource reconnects, and `Last-Event-ID` resumes after the last event received). Events are kept at least 7 days: a cursor before those pruned answers 410, and the consumer reads the plants again. Waiting and streaming requests are bounded per token (CHANGES_MAX_READERS_PER_TOKEN) and in all (CHANGES_MAX_READERS).
          */
         get: operations["listChanges"];
         put?: never;
@@ -408,7 +408,8 @@ export interface components {
              *     - `subscription_limit` (409): The store already keeps as many webhook subscriptions as it may.
              *     - `delivery_pending` (409): The delivery is pending already; it cannot be retried.
              *     - `plant_deleted` (409): The delivery's plant was deleted, and its data with it: there is nothing to send again.
-             *     - `precondition_failed` (412): The `If-Match` of an update names no `ETag` of the plant as it is now: it changed since it was read (or the header names no strong tag). Nothing was written; read the plant again.
+             *     - `precondition_unsupported` (400): A write sent `If-Unmodified-Since` without `If-Match`: plants keep no modification date, so it cannot be evaluated, and the write would otherwise be unconditional. Nothing was written; send `If-Match` with the `ETag` of a read instead.
+             *     - `precondition_failed` (412): A write's precondition is false for the plant as it is now: its `If-Match` names no current `ETag` (the plant changed since it was read, or the header names no strong tag), or its `If-None-Match` names the current one or is `*`. On `POST /plants` (the collection, which always exists and has no `ETag`): an `If-Match` other than `*`, or `If-None-Match: *`. Nothing was written; read the plant again.
              *     - `cursor_expired` (410): The change feed no longer holds the events after this cursor: they were pruned (events are kept at least 7 days), the store was moved or restored (its history restarted, and the cursor is from the earlier one), or the cursor is ahead of every event this store issued. Read the plants again from `GET /plants`, then follow the feed after the `latest` of a fresh page.
              *     - `body_too_large` (413): The body is larger than BODY_LIMIT.
              *     - `unsupported_media_type` (415): The body is not `application/json`.
@@ -429,7 +430,7 @@ export interface components {
              *     - `idempotency_keys_exhausted` (429): This token has 1000 `Idempotency-Key`s kept already, the most it may: retry after `Retry-After` seconds, when the oldest expires, or send the request without a key.
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_path" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unknown_parameter" | "plant_rejected" | "webhook_url_refused" | "token_missing" | "authorization_malformed" | "token_invalid" | "token_expired" | "insufficient_scope" | "route_not_found" | "plant_not_found" | "webhook_not_found" | "delivery_not_found" | "method_not_allowed" | "request_timeout" | "plant_conflict" | "subscription_limit" | "delivery_pending" | "plant_deleted" | "precondition_failed" | "cursor_expired" | "body_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_readers" | "auth_locked_out" | "headers_too_large" | "internal_error" | "store_unavailable" | "store_busy" | "overloaded" | "shutting_down" | "not_ready" | "idempotency_key_invalid" | "idempotency_key_in_use" | "subscription_deleted" | "idempotency_key_reused" | "idempotency_keys_exhausted";
+            code: "invalid_request" | "invalid_path" | "invalid_json" | "invalid_body" | "invalid_parameter" | "unknown_parameter" | "plant_rejected" | "webhook_url_refused" | "token_missing" | "authorization_malformed" | "token_invalid" | "token_expired" | "insufficient_scope" | "route_not_found" | "plant_not_found" | "webhook_not_found" | "delivery_not_found" | "method_not_allowed" | "request_timeout" | "plant_conflict" | "subscription_limit" | "delivery_pending" | "plant_deleted" | "precondition_unsupported" | "precondition_failed" | "cursor_expired" | "body_too_large" | "unsupported_media_type" | "rate_limited" | "too_many_readers" | "auth_locked_out" | "headers_too_large" | "internal_error" | "store_unavailable" | "store_busy" | "overloaded" | "shutting_down" | "not_ready" | "idempotency_key_invalid" | "idempotency_key_in_use" | "subscription_deleted" | "idempotency_key_reused" | "idempotency_keys_exhausted";
             /** @description On a 400 for a body or parameters that are not valid: one entry per problem */
             details?: {
                 /** @description Where the problem is: `body` or `body/<field>`, `params/<name>`, `querystring/<name>` */
@@ -1169,7 +1170,23 @@ export interface operations {
     addPlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `*` is met (the collection exists); any other value never is: a 412, nothing written
+                 * @example *
+                 */
+                "If-Match"?: string;
+                /**
+                 * @description `*` is never met (the collection exists): a 412, nothing written; a list of tags always is (the collection has none)
+                 * @example "bOW8N2NaL5pMvtiOyZ3iGj"
+                 */
+                "If-None-Match"?: string;
+                /**
+                 * @description Not supported: plants keep no modification date. Without `If-Match` it is refused (400 `precondition_unsupported`) rather than ignored, so a write it was to guard never happens unconditionally; with `If-Match` it is ignored (RFC 9110 13.1.4)
+                 * @example Sat, 28 Nov 2026 09:14:03 GMT
+                 */
+                "If-Unmodified-Since"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1194,7 +1211,7 @@ export interface operations {
                     "application/json": components["schemas"]["Plant"];
                 };
             };
-            /** @description The request is not valid. Codes: `unknown_parameter`, `invalid_json`, `invalid_body`, `plant_rejected`, `invalid_request`. */
+            /** @description The request is not valid. Codes: `unknown_parameter`, `invalid_json`, `invalid_body`, `plant_rejected`, `precondition_unsupported`, `invalid_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1236,6 +1253,15 @@ export interface operations {
             };
             /** @description In conflict with what the store holds. Codes: `plant_conflict`. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined. Codes: `precondition_failed`. */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1472,6 +1498,16 @@ export interface operations {
                  * @example "TG-sn9ffrhRIQH8Vnr-vVM"
                  */
                 "If-Match"?: string;
+                /**
+                 * @description An `ETag` the plant must not have (a list of them, compared weakly), or `*` (there must be no such plant, so a write of an existing one is a 412): when the plant has it, the answer is a 412 and nothing is written
+                 * @example "bOW8N2NaL5pMvtiOyZ3iGj"
+                 */
+                "If-None-Match"?: string;
+                /**
+                 * @description Not supported: plants keep no modification date. Without `If-Match` it is refused (400 `precondition_unsupported`) rather than ignored, so a write it was to guard never happens unconditionally; with `If-Match` it is ignored (RFC 9110 13.1.4)
+                 * @example Sat, 28 Nov 2026 09:14:03 GMT
+                 */
+                "If-Unmodified-Since"?: string;
             };
             path: {
                 /**
@@ -1505,7 +1541,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
             };
-            /** @description The request is not valid. Codes: `unknown_parameter`, `invalid_path`, `invalid_parameter`, `invalid_json`, `invalid_body`, `plant_rejected`, `invalid_request`. */
+            /** @description The request is not valid. Codes: `unknown_parameter`, `invalid_path`, `invalid_parameter`, `invalid_json`, `invalid_body`, `plant_rejected`, `precondition_unsupported`, `invalid_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1632,7 +1668,23 @@ export interface operations {
     deletePlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The `ETag` of the plant as the client read it (a list of them, compared strongly, or `*` for any existing plant): when the plant is no longer that one, the answer is a 412 and nothing is written. A weak or malformed entry matches nothing
+                 * @example "TG-sn9ffrhRIQH8Vnr-vVM"
+                 */
+                "If-Match"?: string;
+                /**
+                 * @description An `ETag` the plant must not have (a list of them, compared weakly), or `*` (there must be no such plant, so a write of an existing one is a 412): when the plant has it, the answer is a 412 and nothing is written
+                 * @example "bOW8N2NaL5pMvtiOyZ3iGj"
+                 */
+                "If-None-Match"?: string;
+                /**
+                 * @description Not supported: plants keep no modification date. Without `If-Match` it is refused (400 `precondition_unsupported`) rather than ignored, so a write it was to guard never happens unconditionally; with `If-Match` it is ignored (RFC 9110 13.1.4)
+                 * @example Sat, 28 Nov 2026 09:14:03 GMT
+                 */
+                "If-Unmodified-Since"?: string;
+            };
             path: {
                 /**
                  * @description Identification number of the plant, any signed 64-bit integer
@@ -1657,7 +1709,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is not valid. Codes: `unknown_parameter`, `invalid_path`, `invalid_parameter`, `invalid_request`. */
+            /** @description The request is not valid. Codes: `unknown_parameter`, `invalid_path`, `invalid_parameter`, `precondition_unsupported`, `invalid_request`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1699,6 +1751,15 @@ export interface operations {
             };
             /** @description Too slow. Codes: `request_timeout`. */
             408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined. Codes: `precondition_failed`. */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1775,7 +1836,7 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description For a stream: the `id` of the last event received, as an EventSource sends it when it reconnects; it takes the place of `after`
+                 * @description For a stream: the `id` of the last event received, as an EventSource sends it when it reconnects; it takes the place of `after`, and like it is at most 9007199254740991 (2^53 - 1)
                  * @example 0
                  */
                 "last-event-id"?: string;

@@ -13,6 +13,8 @@ export const InvalidJson = failure('invalid_json', 'the body is not valid JSON: 
 
 export const UnknownParameter = failure('unknown_parameter', '%s')
 
+export const InvalidParameter = failure('invalid_parameter', '%s')
+
 export const TokenMissing = failure('token_missing', 'missing bearer token: send the header "Authorization: Bearer <token>"')
 
 export const AuthorizationMalformed = failure('authorization_malformed', 'the Authorization header is not a bearer token: send "Authorization: Bearer <token>"')
@@ -30,7 +32,11 @@ export const PlantConflict = failure('plant_conflict', 'a plant with id %s alrea
 
 export const PlantNotFound = failure('plant_not_found', 'no plant has id %s')
 
-export const PreconditionFailed = failure('precondition_failed', 'plant %s changed since it was read: If-Match names none of its current ETag')
+export const PreconditionFailed = failure('precondition_failed', 'plant %s is not as the request\'s If-Match or If-None-Match require (it changed since it was read?): nothing was written')
+
+export const CollectionPreconditionFailed = failure('precondition_failed', '/plants always exists and has no ETag: If-Match other than * and If-None-Match: * are never met; nothing was written')
+
+export const PreconditionUnsupported = failure('precondition_unsupported', 'If-Unmodified-Since cannot be evaluated: plants keep no modification date; send If-Match with the ETag of a read')
 
 export const WebhookNotFound = failure('webhook_not_found', 'no webhook subscription has id %s')
 

@@ -4,7 +4,9 @@ const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as 
 
 /**
  * A second router, with the app's options, holding each route's methods: tells an
- * unrouted request's 405 (with `Allow`) from its 404.
+ * unrouted request's 405 (with `Allow`) from its 404. A path is the resource of the route
+ * that matches it most closely: `/plants/changes` is the feed's, never a plant's, though
+ * `/plants/{id}` would match it for the methods the feed lacks.
  */
 export class RouteMethods {
   readonly #router
@@ -17,12 +19,19 @@ export class RouteMethods {
     // A catch-all (the CORS preflight's OPTIONS *) says nothing of which paths exist.
     if (url === '*' || url === '/*') return
     for (const method of [methods].flat()) {
-      if (!this.#router.hasRoute(method as FindMyWay.HTTPMethod, url)) this.#router.on(method as FindMyWay.HTTPMethod, url, () => {})
+      if (!this.#router.hasRoute(method as FindMyWay.HTTPMethod, url)) this.#router.on(method as FindMyWay.HTTPMethod, url, () => {}, { url })
     }
   }
 
-  /** The methods the path has, in alphabetical order; none when no route has it. */
+  /** The methods of the path's resource, in alphabetical order; none when no route has it. */
   allowed (path: string): string[] {
-    return METHODS.filter((method) => this.#router.find(method, path) !== null)
+    const routes = METHODS.map((method) => (this.#router.find(method, path)?.store as { url: string } | undefined)?.url)
+    const closest = routes.reduce<string | undefined>((best, url) => url === undefined || (best !== undefined && parameters(best) <= parameters(url)) ? best : url, undefined)
+    return METHODS.filter((_, i) => routes[i] === closest && closest !== undefined)
   }
+}
+
+/** How many parts of a route's path are parameters or wildcards: the fewer, the closer it matches. */
+function parameters (url: string): number {
+  return url.split('/').filter((part) => part.startsWith(':') || part.includes('*')).length
 }

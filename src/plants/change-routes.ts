@@ -1,26 +1,36 @@
+import { once } from 'node:events'
 import { fastifySSE } from '@fastify/sse'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { ChangesQuery, HEARTBEAT_SECONDS, STREAM_SECONDS } from '../../schemas/index.ts'
-import { CursorExpired } from '../http/errors.ts'
+import { CursorExpired, InvalidParameter, withDetails } from '../http/errors.ts'
 import { monotonicMs } from '../process/clock.ts'
-import type { ChangeQuery, ChangeRead, StoredChange } from '../store/changes.ts'
+import type { ChangeQuery, ChangeRead } from '../store/changes.ts'
 import type { PlantStore } from '../store/store.ts'
+import { eventFrame, pageBody } from './change-pages.ts'
 import { ChangeWatch } from './change-watch.ts'
+import type { PageTurns } from './page-turns.ts'
 import { ReaderSlots, type ReaderLimits } from './reader-slots.ts'
 import { listChanges, PAGE_BYTE_BUDGET } from './route-schemas.ts'
 
 export interface ChangeRoutesOptions {
   store: PlantStore
   limits: ReaderLimits
+  /** The turns plant pages take: feed pages and stream chunks take them too. */
+  turns: PageTurns
 }
 
 const DEFAULT_LIMIT: number = ChangesQuery.properties.limit.default
 // A stream reads the feed in chunks this size: enough to catch up fast, small next to a page's budget.
 const STREAM_CHUNK = 100
+const STREAM_CHUNK_BYTES = 256 * 1024
+const JSON_TYPE = 'application/json; charset=utf-8'
+
+/** A page as sent: its body, and whether it held no event. */
+interface Page { body: Buffer, empty: boolean, latest: number }
 
 /** GET /plants/changes: the feed as JSON pages, long polls, or Server-Sent Events. */
-const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app, { store, limits }) => {
+const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app, { store, limits, turns }) => {
   await app.register(fastifySSE, { heartbeatInterval: HEARTBEAT_SECONDS * 1000 })
   const watch = new ChangeWatch(store.changes, app.log)
   const slots = new ReaderSlots(limits)
@@ -40,18 +50,31 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
     return feed
   }
 
+  /** A page, read and built in its turn of the event loop, cut at PAGE_BYTE_BUDGET bytes. */
+  async function page (after: number | undefined, limit: number): Promise<Page> {
+    return await turns.take(async () => {
+      const feed = await read({ after, limit, bytes: PAGE_BYTE_BUDGET })
+      const body = pageBody(feed, after, PAGE_BYTE_BUDGET)
+      return { page: { body, empty: feed.changes.length === 0, latest: feed.latest }, bytes: body.length }
+    })
+  }
+
   app.get('/plants/changes', {
     schema: listChanges,
     config: { scope: 'plants:read' },
-    // The data is the Change's JSON, written already.
-    sse: { kind: 'dual', serializer: (data: unknown) => String(data) }
+    sse: { kind: 'dual' }
   }, async (request, reply) => {
     const { after, limit = DEFAULT_LIMIT, wait = 0 } = request.query
     const token = request.token!.name
+    // A HEAD is answered at once, as its GET would begin: it neither waits nor streams.
+    const head = request.method === 'HEAD'
     if (reply.sse !== undefined) {
-      const lastEventId = request.headers['last-event-id']
-      const from = typeof lastEventId === 'string' ? Number(lastEventId) : after
-      const first = await read({ after: from, limit: STREAM_CHUNK })
+      const from = streamStart(request.headers['last-event-id'], after)
+      const first = await chunk(from)
+      if (head) {
+        reply.sse.sendHeaders()
+        return
+      }
       const release = slots.take(token)
       try {
         await stream(reply, first, from)
@@ -60,22 +83,31 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
       }
       return
     }
-    let page = await read({ after, limit })
-    if (page.changes.length === 0 && wait > 0) {
+    let answer = await page(after, limit)
+    if (answer.empty && wait > 0 && !head) {
       const release = slots.take(token)
       try {
         const signal = endOf(reply)
         const until = monotonicMs() + wait * 1000
-        while (page.changes.length === 0 && !signal.aborted && monotonicMs() < until) {
-          await watch.next(page.latest, until - monotonicMs(), signal)
-          page = await read({ after, limit })
+        while (answer.empty && !signal.aborted && monotonicMs() < until) {
+          await watch.next(answer.latest, until - monotonicMs(), signal)
+          answer = await page(after, limit)
         }
       } finally {
         release()
       }
     }
-    return await reply.type('application/json').send(pageJson(page, after))
+    // The page is its JSON's bytes already: sent as they are, never serialized.
+    return await reply.type(JSON_TYPE).send(answer.body as unknown as string)
   })
+
+  /** The next chunk of a stream, read in its turn. */
+  async function chunk (after: number | undefined): Promise<ChangeRead> {
+    return await turns.take(async () => {
+      const feed = await read({ after, limit: STREAM_CHUNK, bytes: STREAM_CHUNK_BYTES })
+      return { page: feed, bytes: feed.changes.reduce((bytes, change) => bytes + (change.payload?.length ?? 0), 0) }
+    })
+  }
 
   /** Sends the events from `first` on, then each as it commits, until the stream's time is up, the client goes or the app closes. */
   async function stream (reply: FastifyReply, first: ChangeRead, from: number | undefined): Promise<void> {
@@ -90,13 +122,15 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
     try {
       for (;;) {
         for (const change of feed.changes) {
-          await sse.send({ id: String(change.seq), event: change.type, data: changeJson(change) })
+          // Written here, not by sse.send: its wait for `drain` never ends once the reader has gone (fastify/sse#54).
+          if (!reply.raw.write(eventFrame(change)) && !await drained(reply, signal)) return
           cursor = change.seq
         }
         if (signal.aborted || !sse.isConnected || monotonicMs() >= until) return
-        if (feed.changes.length < STREAM_CHUNK) await watch.next(feed.latest, until - monotonicMs(), signal)
+        // Caught up: nothing more until the next commit.
+        if (cursor >= feed.latest) await watch.next(feed.latest, until - monotonicMs(), signal)
         if (signal.aborted || !sse.isConnected) return
-        feed = await read({ after: cursor, limit: STREAM_CHUNK })
+        feed = await chunk(cursor)
       }
     } catch (err) {
       // Headers are sent: the stream ends, and the client resumes from its last event. A
@@ -122,23 +156,23 @@ const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app,
 
 export default changeRoutes
 
-/** One event as JSON: its data is the stored body itself, the exact bytes its webhooks get (ids exact). */
-function changeJson ({ seq, type, plantId, at, payload }: StoredChange): string {
-  const head = `{"seq":${seq},"type":"${type}","at":"${at.toISOString()}","id":${plantId}`
-  return payload === null ? `${head},"erased":true}` : `${head},"data":${payload.toString('utf8')}}`
+/** Whether the reader took what was written; false once it went instead, or the app closes (a closed connection never drains). */
+async function drained (reply: FastifyReply, signal: AbortSignal): Promise<boolean> {
+  try {
+    await once(reply.raw, 'drain', { signal })
+    return true
+  } catch {
+    return false
+  }
 }
 
-/** A page as JSON, cut at about PAGE_BYTE_BUDGET bytes (at least one event); `next` resumes after its last event. */
-function pageJson ({ changes, horizon, latest }: ChangeRead, after: number | undefined): string {
-  const parts: string[] = []
-  let bytes = 0
-  let next = after ?? horizon
-  for (const change of changes) {
-    const json = changeJson(change)
-    bytes += json.length
-    if (bytes > PAGE_BYTE_BUDGET && parts.length > 0) break
-    parts.push(json)
-    next = change.seq
+/** Where a stream starts: after `Last-Event-ID` when sent (as `after` is bounded, up to 2^53 - 1), else after `after`. */
+function streamStart (lastEventId: string | undefined, after: number | undefined): number | undefined {
+  if (lastEventId === undefined) return after
+  const from = Number(lastEventId)
+  if (from > Number.MAX_SAFE_INTEGER) {
+    const message = `must be <= ${Number.MAX_SAFE_INTEGER}`
+    throw withDetails(new InvalidParameter(`headers/last-event-id ${message}`), [{ field: 'headers/last-event-id', message }])
   }
-  return `{"changes":[${parts.join(',')}],"next":${next},"latest":${latest}}`
+  return from
 }

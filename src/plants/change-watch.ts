@@ -27,7 +27,7 @@ export class ChangeWatch {
 
   /** The feed after the cursor; readers asking the same at once share the read. */
   async read (query: ChangeQuery): Promise<ChangeRead> {
-    const key = `${query.after ?? ''}/${query.limit}`
+    const key = `${query.after ?? ''}/${query.limit}/${query.bytes}`
     let read = this.#reads.get(key)
     if (read === undefined) {
       read = this.#feed.read(query).finally(() => this.#reads.delete(key))

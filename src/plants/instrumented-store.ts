@@ -36,9 +36,9 @@ export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
       const traced = traceContext === undefined ? change : { ...change, traceContext }
       return await timed('update', store.update(id, traced, precondition), (result) => result.outcome)
     },
-    delete: async (id) => {
+    delete: async (id, origin, precondition) => {
       const traceContext = tracing.spans?.traceContext()
-      return await timed('delete', store.delete(id, traceContext === undefined ? undefined : { traceContext }), (deleted) => deleted ? 'deleted' : 'absent')
+      return await timed('delete', store.delete(id, traceContext === undefined ? origin : { ...origin, traceContext }, precondition), (outcome) => outcome)
     },
     ping: async () => await store.ping(),
     webhooks: store.webhooks,

@@ -2,28 +2,54 @@
 const TURN_BYTES = 512 * 1024
 
 /**
- * Large pages share the event loop's turns with every other request: past TURN_BYTES in a
- * turn, pages wait their turn one by one (FIFO), so the requests read in between are served.
+ * Large pages share the event loop's turns with every other request: within a turn, pages
+ * start one after another (each once the one before is built), and past TURN_BYTES the
+ * rest wait for later turns (FIFO), so the requests read in between are served. One for
+ * every kind of page (plants, the change feed's pages and stream chunks): the budget of a
+ * turn is the process's.
  */
 export class PageTurns {
-  #spent = 0
+  #turn = 0
+  #spentBytes = 0
+  /** The turn in which the page under way started, while it is not built yet. */
+  #busy: number | undefined
   readonly #waiting: Array<() => void> = []
   #turnEnding = false
 
-  /** Nothing when this turn has room (the page goes on at once, in order); else a wait for a turn that has. */
-  room (): Promise<void> | undefined {
-    if (this.#spent < TURN_BYTES && this.#waiting.length === 0) return undefined
-    return new Promise<void>((resolve) => {
-      this.#waiting.push(resolve)
+  /** Reads and builds a page in its turn: `page` answers it with its bytes; one that fails spends nothing. */
+  async take<Page> (page: () => Promise<{ page: Page, bytes: number }>): Promise<Page> {
+    if (this.#room() && this.#waiting.length === 0) this.#busy = this.#turn
+    else {
+      await new Promise<void>((resolve) => {
+        this.#waiting.push(resolve)
+        this.#endTurn()
+      })
+    }
+    const started = this.#turn
+    let bytes = 0
+    try {
+      const built = await page()
+      bytes = built.bytes
+      return built.page
+    } finally {
+      this.#spentBytes += bytes
+      // A page that waited on I/O past its turn holds no later one.
+      if (started === this.#turn) this.#busy = undefined
       this.#endTurn()
-    })
+      if (this.#room()) this.#next()
+    }
   }
 
-  /** Counts a page's bytes (0 for one that failed) and lets the next page start if the turn has room. */
-  spent (bytes: number): void {
-    this.#spent += bytes
-    this.#endTurn()
-    if (this.#spent < TURN_BYTES) this.#waiting.shift()?.()
+  /** Whether another page may start in this turn. */
+  #room (): boolean {
+    return this.#spentBytes < TURN_BYTES && this.#busy !== this.#turn
+  }
+
+  #next (): void {
+    const next = this.#waiting.shift()
+    if (next === undefined) return
+    this.#busy = this.#turn
+    next()
   }
 
   // One page at least starts each turn, the rest wait for later ones.
@@ -32,8 +58,9 @@ export class PageTurns {
     this.#turnEnding = true
     setImmediate(() => {
       this.#turnEnding = false
-      this.#spent = 0
-      this.#waiting.shift()?.()
+      this.#turn++
+      this.#spentBytes = 0
+      this.#next()
       if (this.#waiting.length > 0) this.#endTurn()
     })
   }

@@ -4,6 +4,7 @@ import { openStore, type DatabaseConfig } from '../store/open.ts'
 import webhooks, { type WebhooksOptions } from '../webhooks/plugin.ts'
 import changeRoutes from './change-routes.ts'
 import { instrumented } from './instrumented-store.ts'
+import { PageTurns } from './page-turns.ts'
 import type { ReaderLimits } from './reader-slots.ts'
 import plantRoutes from './routes.ts'
 
@@ -28,8 +29,10 @@ async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes
   }), app.metrics)
   app.readiness.add('store', async () => await store.ping())
   app.addHook('onClose', async () => await store.close())
-  await app.register(plantRoutes, { store })
-  await app.register(changeRoutes, { store, limits: changes })
+  // One budget of page bytes a turn for plant pages and the change feed's alike.
+  const turns = new PageTurns()
+  await app.register(plantRoutes, { store, turns })
+  await app.register(changeRoutes, { store, limits: changes, turns })
   await app.register(webhooks, { ...webhookOptions, store: store.webhooks })
 }
 

@@ -2,11 +2,13 @@ import { Type } from '@sinclair/typebox'
 import { always } from '../../schemas/headers.ts'
 import {
   CHANGES_MAX_WAIT_SECONDS, ChangePage, ChangesQuery, errorResponses, EVENT_RETENTION_DAYS, GUARDED, HEARTBEAT_SECONDS, JSON_BODY, NewPlant,
-  PATH_PARAMETERS, Plant, PlantIdParams, PlantListQuery, PlantUpdate, ref, STREAM_SECONDS, StoredPlant
+  PATH_PARAMETERS, Plant, PlantIdParams, PlantPreconditions, CollectionPreconditions, PlantListQuery, PlantUpdate, ref, STREAM_SECONDS, StoredPlant
 } from '../../schemas/index.ts'
 
 /** A page stops early past this many bytes of plants, so no answer grows past a few MiB. */
 export const PAGE_BYTE_BUDGET = 2 * 1024 * 1024
+
+const PRECONDITIONS = ['precondition_failed', 'precondition_unsupported'] as const
 
 export const addPlant = {
   operationId: 'addPlant',
@@ -14,9 +16,10 @@ export const addPlant = {
   description: 'Creates a plant in the store. Sending a plant whose id is already stored with the same name and tag is a safe retry and answers 200 again; with a different name or tag it answers 409.',
   tags: ['plants'],
   body: ref(NewPlant),
+  requestHeaders: CollectionPreconditions,
   response: {
     200: ref(Plant, { description: 'The plant as stored: its name and tag, never its id' }),
-    ...errorResponses(GUARDED, JSON_BODY, 'plant_rejected', 'plant_conflict', 'store_unavailable', 'store_busy')
+    ...errorResponses(GUARDED, JSON_BODY, 'plant_rejected', 'plant_conflict', ...PRECONDITIONS, 'store_unavailable', 'store_busy')
   }
 }
 
@@ -73,50 +76,43 @@ export const getPlant = {
   }
 }
 
-// Read by the handler (src/http/etag.ts), in the document only, as If-None-Match is.
-const precondition = Type.Object({
-  'If-Match': Type.Optional(Type.String({
-    description: 'The `ETag` of the plant as the client read it (a list of them, compared strongly, or `*` for any existing plant): when the plant is no longer that one, the answer is a 412 and nothing is written. A weak or malformed entry matches nothing',
-    examples: ['"TG-sn9ffrhRIQH8Vnr-vVM"']
-  }))
-})
-
 export const updatePlant = {
   operationId: 'updatePlant',
   summary: 'Replace a plant\'s name and tag',
-  description: 'Replaces the name and tag of the plant with this id (no tag removes it); the id stays. With `If-Match`, only while the plant is still the one read (optimistic concurrency): else a 412 and nothing written. An update that changes nothing writes and announces nothing, and answers 200 as one that does. Like a create, the 200 is sent once the change is on disk.',
+  description: 'Replaces the name and tag of the plant with this id (no tag removes it); the id stays. With `If-Match`, only while the plant is still the one read (optimistic concurrency), and with `If-None-Match`, only while it has none of the tags named: else a 412 and nothing written. An update that changes nothing writes and announces nothing, and answers 200 as one that does. Like a create, the 200 is sent once the change is on disk.',
   tags: ['plants'],
   params: PlantIdParams,
   body: ref(PlantUpdate),
-  requestHeaders: precondition,
+  requestHeaders: PlantPreconditions,
   response: {
     200: ref(StoredPlant, { description: 'The plant as stored now, as GET answers it', headers: { ETag: plantCaching.ETag } }),
-    ...errorResponses(GUARDED, PATH_PARAMETERS, JSON_BODY, 'plant_rejected', 'plant_not_found', 'precondition_failed', 'store_unavailable', 'store_busy')
+    ...errorResponses(GUARDED, PATH_PARAMETERS, JSON_BODY, 'plant_rejected', 'plant_not_found', ...PRECONDITIONS, 'store_unavailable', 'store_busy')
   }
 }
 
 export const deletePlant = {
   operationId: 'deletePlant',
   summary: 'Delete a plant by id',
-  description: 'Deletes the plant; its id can then be created again.',
+  description: 'Deletes the plant; its id can then be created again. With `If-Match`, only while the plant is still the one read: else a 412 and nothing deleted (a stale delete never undoes another client\'s update).',
   tags: ['plants'],
   params: PlantIdParams,
+  requestHeaders: PlantPreconditions,
   response: {
     204: Type.Null({ description: 'Deleted' }),
-    ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', 'store_unavailable', 'store_busy')
+    ...errorResponses(GUARDED, PATH_PARAMETERS, 'plant_not_found', ...PRECONDITIONS, 'store_unavailable', 'store_busy')
   }
 }
 
 export const listChanges = {
   operationId: 'listChanges',
   summary: 'Follow every change to the plants',
-  description: `The events of every change (\`plant.created\`, \`plant.updated\`, \`plant.deleted\`) in the order they committed, from the same records as webhooks, each with the same body. Page with \`after\` (each page's \`next\`): following it visits every event exactly once, on every instance. With \`wait\`, an empty page waits up to ${CHANGES_MAX_WAIT_SECONDS} s for an event (a long poll). With \`Accept: text/event-stream\`, the answer is a stream of Server-Sent Events instead: each event's \`id\` is its \`seq\`, \`event\` its type and \`data\` the Change; a comment every ${HEARTBEAT_SECONDS} s keeps it open, and it ends after ${STREAM_SECONDS} s (an EventSource reconnects, and \`Last-Event-ID\` resumes after the last event received). Events are kept at least ${EVENT_RETENTION_DAYS} days: a cursor before those pruned answers 410, and the consumer reads the plants again. Waiting and streaming requests are bounded per token (CHANGES_MAX_READERS_PER_TOKEN) and in all (CHANGES_MAX_READERS).`,
+  description: `The events of every change (\`plant.created\`, \`plant.updated\`, \`plant.deleted\`) in the order they committed, from the same records as webhooks, each with the same body. Page with \`after\` (each page's \`next\`): following it visits every event exactly once, on every instance. A page holds at most \`limit\` events, and stops before it passes ${PAGE_BYTE_BUDGET / 1024 / 1024} MiB. With \`wait\`, an empty page waits up to ${CHANGES_MAX_WAIT_SECONDS} s for an event (a long poll). With \`Accept: text/event-stream\`, the answer is a stream of Server-Sent Events instead: each event's \`id\` is its \`seq\`, \`event\` its type and \`data\` the Change; a comment every ${HEARTBEAT_SECONDS} s keeps it open, and it ends after ${STREAM_SECONDS} s (an EventSource reconnects, and \`Last-Event-ID\` resumes after the last event received). Events are kept at least ${EVENT_RETENTION_DAYS} days: a cursor before those pruned answers 410, and the consumer reads the plants again. Waiting and streaming requests are bounded per token (CHANGES_MAX_READERS_PER_TOKEN) and in all (CHANGES_MAX_READERS).`,
   tags: ['plants'],
   querystring: ChangesQuery,
   headers: Type.Object({
     'last-event-id': Type.Optional(Type.String({
       pattern: '^[0-9]{1,16}$',
-      description: 'For a stream: the `id` of the last event received, as an EventSource sends it when it reconnects; it takes the place of `after`',
+      description: 'For a stream: the `id` of the last event received, as an EventSource sends it when it reconnects; it takes the place of `after`, and like it is at most 9007199254740991 (2^53 - 1)',
       examples: ['0']
     }))
   }),

@@ -1,13 +1,16 @@
+import type { IncomingHttpHeaders } from 'node:http'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { PlantListQuery } from '../../schemas/index.ts'
-import { PlantConflict, PlantNotFound, PreconditionFailed } from '../http/errors.ts'
-import { entityTag, matches, notModified } from '../http/etag.ts'
+import { CollectionPreconditionFailed, PlantConflict, PlantNotFound, PreconditionFailed } from '../http/errors.ts'
+import { entityTag, notModified, writePrecondition } from '../http/etag.ts'
 import type { PlantStore, Precondition, StoredPlant } from '../store/store.ts'
-import { PageTurns } from './page-turns.ts'
+import type { PageTurns } from './page-turns.ts'
 import { addPlant, deletePlant, getPlant, listPlants, PAGE_BYTE_BUDGET, updatePlant } from './route-schemas.ts'
 
 export interface PlantRoutesOptions {
   store: PlantStore
+  /** The turns of the event loop large pages take, shared with the change feed. */
+  turns: PageTurns
 }
 
 const DEFAULT_LIMIT: number = PlantListQuery.properties.limit.default
@@ -17,34 +20,28 @@ const PLANT_JSON_OVERHEAD = 48
 const REVALIDATE = 'private, no-cache'
 
 /** The plant routes: validation has made every id a bigint, so handlers only call the store. */
-const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, { store }) => {
+const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, { store, turns }) => {
   app.post('/plants', { schema: addPlant, config: { scope: 'plants:write' } }, async (request) => {
+    // The target is the collection, which always exists and has no ETag.
+    if (writePrecondition(request.headers)?.(undefined) === false) throw new CollectionPreconditionFailed()
     const { id, name, tag } = request.body // only these: unknown fields are never kept
     const { outcome, plant } = await store.create(tag === undefined ? { id, name } : { id, name, tag })
     if (outcome === 'conflict') throw new PlantConflict(String(id))
     return plant
   })
 
-  const turns = new PageTurns()
   app.get('/plants', { schema: listPlants, config: { scope: 'plants:read' } }, async (request, reply) => {
     const { limit = DEFAULT_LIMIT, after, tag } = request.query
-    const turn = turns.room()
-    if (turn !== undefined) await turn
-    let bytes = 0
-    try {
+    return await turns.take(async () => {
       // One more than asked tells whether another page exists without counting the store.
       const page = await store.list({ limit: limit + 1, after, tag })
-      let end
-      ({ end, bytes } = withinBudget(page, Math.min(limit, page.length)))
+      const { end, bytes } = withinBudget(page, Math.min(limit, page.length))
       if (end < page.length) {
         page.length = end
         reply.header('link', nextPageLink(limit, page[end - 1], tag))
       }
-      return page
-    } finally {
-      // A page that failed spends nothing, and lets the next one start.
-      turns.spent(bytes)
-    }
+      return { page, bytes }
+    })
   })
 
   app.get('/plants/:id', { schema: getPlant, config: { scope: 'plants:read' } }, async (request, reply) => {
@@ -59,10 +56,7 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
   app.put('/plants/:id', { schema: updatePlant, config: { scope: 'plants:write' } }, async (request, reply) => {
     const { id } = request.params
     const { name, tag } = request.body // only these: an id in the body is ignored like any unknown field
-    const ifMatch = request.headers['if-match']
-    // Decided by the store in the transaction that writes, against the plant as stored then.
-    const precondition: Precondition | undefined = ifMatch === undefined ? undefined : (current) => matches(ifMatch, plantTag(current))
-    const { outcome, plant } = await store.update(id, tag === undefined ? { name } : { name, tag }, precondition)
+    const { outcome, plant } = await store.update(id, tag === undefined ? { name } : { name, tag }, plantPrecondition(request.headers))
     if (outcome === 'absent') throw new PlantNotFound(String(id))
     if (outcome === 'stale') throw new PreconditionFailed(String(id))
     reply.header('etag', plantTag(plant!))
@@ -70,12 +64,21 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
   })
 
   app.delete('/plants/:id', { schema: deletePlant, config: { scope: 'plants:write' } }, async (request, reply) => {
-    if (!await store.delete(request.params.id)) throw new PlantNotFound(String(request.params.id))
+    const { id } = request.params
+    const outcome = await store.delete(id, undefined, plantPrecondition(request.headers))
+    if (outcome === 'absent') throw new PlantNotFound(String(id))
+    if (outcome === 'stale') throw new PreconditionFailed(String(id))
     return await reply.code(204).send(null)
   })
 }
 
 export default plantRoutes
+
+/** A write's If-Match and If-None-Match, decided by the store in the transaction that writes, against the plant as stored then. */
+function plantPrecondition (headers: IncomingHttpHeaders): Precondition | undefined {
+  const precondition = writePrecondition(headers)
+  return precondition === undefined ? undefined : (current) => precondition(plantTag(current))
+}
 
 /** The plant's strong ETag: a digest of its id, name and tag, the same for a read and an update. */
 function plantTag (plant: StoredPlant): string {

@@ -12,10 +12,18 @@ export interface StoredChange {
   payload: Buffer | null
 }
 
+/** What a read counts for an event besides its payload's bytes (its other columns). */
+export const EVENT_BYTES = 64
+
 export interface ChangeQuery {
   /** Only events with a larger seq; from the oldest kept when left out. */
   after?: number
   limit: number
+  /**
+   * Stops once the events' payloads reach about this many bytes (at least one event): a
+   * read's work is bounded in bytes, whatever the events hold.
+   */
+  bytes: number
 }
 
 export interface ChangeRead {

@@ -3,15 +3,15 @@ import { EVENTS_LOCK } from './postgres-changes.ts'
 import { AGAIN, announcing, bytes, byteaLiteral, utf8 } from './postgres-events.ts'
 import type { Script } from './postgres-pool.ts'
 import type { EventOrigin, StoredPlant } from './store.ts'
-import { deletedAnnouncement, PLANT_DELETED } from './webhooks.ts'
+import { deletedAnnouncement } from './webhooks.ts'
 
 // Deletes that arrive together share one transaction, as creates and updates do.
 
 /**
  * Deletes the plants still as they were read, then announces each deletion, in one
- * transaction (two statements: each would otherwise update a subscription's count twice).
- * A delete erases the plant's earlier payloads and fails their pending deliveries; the
- * ids it deleted pass to the second statement in a transaction-local setting.
+ * transaction; the ids it deleted pass to the second statement in a transaction-local
+ * setting. A deleted plant's earlier events are left to erase (plant_erasures), whatever
+ * their number: they read as erased once it commits, and the cleanup erases them.
  */
 function deleteScript (plants: Array<StoredPlant & EventOrigin>, maxPending: number): string {
   // Quoted: a bare -9223372036854775808::bigint casts 9223372036854775808 first, out of range.
@@ -24,20 +24,13 @@ function deleteScript (plants: Array<StoredPlant & EventOrigin>, maxPending: num
     gone AS (
       DELETE FROM plants USING batch
       WHERE plants.id = batch.id AND plants.name = batch.name AND plants.tag IS NOT DISTINCT FROM batch.tag
-      RETURNING plants.id),
-    erased AS (UPDATE webhook_events SET payload = NULL WHERE plant_id IN (SELECT id FROM gone) AND payload IS NOT NULL RETURNING seq),
-    failed AS (
-      UPDATE webhook_deliveries SET status = 'failed', last_error = '${PLANT_DELETED}', next_attempt_at = NULL, settled_at = now(),
-        lease = NULL, lease_until = NULL
-      WHERE event_seq IN (SELECT seq FROM erased) AND status = 'pending' RETURNING webhook_id),
-    counted AS (
-      UPDATE webhooks SET pending = webhooks.pending - failed_per.n
-      FROM (SELECT webhook_id, count(*) AS n FROM failed GROUP BY webhook_id) AS failed_per WHERE webhooks.id = failed_per.webhook_id)
+      RETURNING plants.id)
     SELECT set_config('plant_store.deleted', coalesce(string_agg(id::text, ','), ''), true) AS deleted FROM gone;
   WITH gone AS (
     SELECT plant_id, payload, trace_context, ord FROM (VALUES ${payloads.join(', ')}) AS batch (plant_id, payload, trace_context, ord)
     WHERE plant_id = ANY (string_to_array(current_setting('plant_store.deleted'), ',')::bigint[])),
-    ${announcing('gone', 'plant.deleted', String(Math.trunc(maxPending)))}
+    ${announcing('gone', 'plant.deleted', String(Math.trunc(maxPending)))},
+    erasing AS (INSERT INTO plant_erasures (plant_id, before_seq) SELECT plant_id, seq FROM events)
   SELECT count(*)::int AS announced FROM events`
 }
 

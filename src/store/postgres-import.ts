@@ -50,7 +50,7 @@ export class PostgresLoad implements StoreLoad {
   }
 
   async clear (): Promise<void> {
-    await this.#session.client.query('TRUNCATE plants, webhooks, webhook_deliveries, webhook_events, idempotency_keys')
+    await this.#session.client.query('TRUNCATE plants, webhooks, webhook_deliveries, webhook_events, plant_erasures, idempotency_keys')
   }
 
   async plants (chunks: AsyncIterable<StoredPlant[]>): Promise<void> {

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto'
 import type { DeliveryStatus } from '../../schemas/webhook.ts'
 import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idempotency-keys.ts'
+import { eraseChunk } from './postgres-erasure.ts'
 import type { Query, Script } from './postgres-pool.ts'
+import { replayChunk } from './postgres-replay.ts'
 import { claimOutcome, claimScript, PRUNE_KEYS, RELEASE_KEY, subscribeOutcome, subscribeScript } from './postgres-subscribe.ts'
 import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 import {
-  DEFAULT_MAX_PENDING, dueDelivery, eventBitSql, PLANT_DELETED,
+  DEFAULT_MAX_PENDING, dueDelivery, erasedSql, keptPayloadSql, PLANT_DELETED,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome, type StoredDelivery, type StoredSubscription, type WebhookStore
 } from './webhooks.ts'
 
@@ -35,20 +37,17 @@ const PRUNE = `DELETE FROM webhook_deliveries WHERE seq IN (
 // FOR UPDATE SKIP LOCKED: instances claiming at the same moment take different rows
 // instead of waiting for each other; the lease then keeps a row from being claimed again
 // until it expires, which is how another instance takes over from one that died. A
-// plant's events go in order: none while an earlier one of the plant is pending for it.
+// plant's events go in order: none while an earlier event of the plant is pending for it.
 const CLAIM = `UPDATE webhook_deliveries SET lease = $4, lease_until = now() + $3 * interval '1 millisecond'
   WHERE seq IN (
     SELECT seq FROM webhook_deliveries
     WHERE webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until <= now())
       AND ${SUBSCRIBED} AND NOT EXISTS (SELECT 1 FROM webhook_deliveries AS earlier WHERE earlier.webhook_id = webhook_deliveries.webhook_id
-        AND earlier.plant_id = webhook_deliveries.plant_id AND earlier.status = 'pending' AND earlier.seq < webhook_deliveries.seq)
+        AND earlier.plant_id = webhook_deliveries.plant_id AND earlier.status = 'pending' AND earlier.event_seq < webhook_deliveries.event_seq)
     ORDER BY next_attempt_at LIMIT $2
     FOR UPDATE SKIP LOCKED)
-  RETURNING id, (SELECT payload FROM webhook_events WHERE webhook_events.seq = event_seq) AS payload, attempts,
+  RETURNING id, (SELECT ${keptPayloadSql('webhook_events')} FROM webhook_events WHERE webhook_events.seq = event_seq) AS payload, attempts,
     (SELECT trace_context FROM webhook_events WHERE webhook_events.seq = event_seq) AS trace_context`
-
-/** A new delivery's id, time-ordered (see StoredDelivery); its random part is the last 20 hex digits of gen_random_uuid, PostgreSQL 13's. */
-export const NEW_DELIVERY_ID = "'msg_' || lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || right(replace(gen_random_uuid()::text, '-', ''), 20)"
 
 // A delivery settled is one pending the fewer for its subscription.
 const SETTLED = (update: string): string => `WITH settled AS (${update} RETURNING webhook_id)
@@ -63,30 +62,9 @@ const FAILED = SETTLED(`UPDATE webhook_deliveries SET ${RELEASE}, status = 'fail
 
 const ENABLE = `WITH target AS (SELECT id FROM webhooks WHERE id = $1),
   enabled AS (
-    UPDATE webhooks SET disabled_at = NULL, replay_from = missed_from, missed_from = NULL,
-      replay_to = (SELECT coalesce(max(seq), 0) FROM webhook_events)
+    UPDATE webhooks SET disabled_at = NULL, replay_from = missed_from, missed_from = NULL, replay_to = NULL
     WHERE id = $1 AND disabled_at IS NOT NULL)
   SELECT count(*)::int AS found FROM target`
-
-// The subscription's row is locked first: instances replaying at once take turns.
-const REPLAY = `WITH state AS (
-    SELECT id, events, replay_from, replay_to, least($2::bigint, $3::bigint - pending) AS room FROM webhooks
-    WHERE id = $1 AND disabled_at IS NULL AND replay_from IS NOT NULL FOR NO KEY UPDATE),
-  picked AS (
-    SELECT events.seq, events.plant_id FROM webhook_events AS events, state
-    WHERE events.seq >= state.replay_from AND events.seq <= state.replay_to AND events.payload IS NOT NULL
-      AND state.events & (${eventBitSql('events.type')}) <> 0
-    ORDER BY events.seq LIMIT (SELECT greatest(room, 0) FROM state)),
-  queued AS (
-    INSERT INTO webhook_deliveries (id, webhook_id, plant_id, event_seq, next_attempt_at)
-    SELECT ${NEW_DELIVERY_ID}, $1, plant_id, seq, now() FROM picked ORDER BY seq RETURNING event_seq),
-  summary AS (SELECT count(*) AS n, max(event_seq) AS last FROM queued)
-  UPDATE webhooks SET pending = webhooks.pending + summary.n,
-    replay_from = CASE WHEN summary.n < state.room THEN NULL ELSE summary.last + 1 END,
-    replay_to = CASE WHEN summary.n < state.room THEN NULL ELSE webhooks.replay_to END,
-    missed_since = CASE WHEN summary.n < state.room THEN NULL ELSE webhooks.missed_since END
-  FROM state, summary WHERE webhooks.id = state.id AND state.room > 0
-  RETURNING summary.n::int AS queued`
 
 // A chunk of events in seq order, whatever they are: no statement reads more rows than the limit.
 const PRUNE_EVENTS = `WITH chunk AS (SELECT seq, created_at FROM webhook_events WHERE seq > $2 ORDER BY seq LIMIT $3),
@@ -104,7 +82,7 @@ const RELEASE_LEASES = `UPDATE webhook_deliveries SET lease = NULL, lease_until 
 // Erased: its plant was deleted (or its event, no longer kept, pruned): nothing to send.
 const RESTART = `WITH target AS (SELECT seq, status, event_seq FROM webhook_deliveries WHERE webhook_id = $1 AND id = $2 FOR UPDATE),
   kept AS (
-    SELECT target.seq, target.status, coalesce((SELECT payload IS NULL FROM webhook_events WHERE webhook_events.seq = target.event_seq), true) AS erased
+    SELECT target.seq, target.status, coalesce((SELECT ${erasedSql('webhook_events')} FROM webhook_events WHERE webhook_events.seq = target.event_seq), true) AS erased
     FROM target),
   restarted AS (
     UPDATE webhook_deliveries SET status = 'pending', attempts = 0, last_status_code = NULL, last_error = NULL,
@@ -117,6 +95,7 @@ export class PostgresWebhooks implements WebhookStore {
   readonly #query: Query
   readonly #script: Script
   #listener = (): void => {}
+  #onDeleted = (): void => {}
   /** The bound of a subscription's pending deliveries, read by each create statement. */
   maxPending = DEFAULT_MAX_PENDING
 
@@ -219,10 +198,22 @@ export class PostgresWebhooks implements WebhookStore {
   }
 
   async replay (id: string, limit: number): Promise<number> {
-    const [row] = (await this.#query<{ queued: number }>(REPLAY, [id, limit, this.maxPending])).rows
-    if (row === undefined || row.queued === 0) return 0
-    this.#listener()
-    return row.queued
+    const { queued, examined } = await replayChunk(this.#query, this.#script, id, limit, this.maxPending)
+    if (queued > 0) this.#listener()
+    return examined
+  }
+
+  async erase (limit: number): Promise<boolean> {
+    return await eraseChunk(this.#script, limit)
+  }
+
+  /** Called by the store after a transaction that deleted plants has committed. */
+  deleted (): void {
+    this.#onDeleted()
+  }
+
+  onDeleted (listener: () => void): void {
+    this.#onDeleted = listener
   }
 
   async pruneEvents (createdBefore: Date, after: number, limit: number): Promise<number | undefined> {

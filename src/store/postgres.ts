@@ -13,7 +13,7 @@ import { PostgresChanges } from './postgres-changes.ts'
 import { updateBatch, wrote, type Update } from './postgres-updates.ts'
 import { PostgresWebhooks } from './postgres-webhooks.ts'
 import {
-  changed, pageStart, plantBytes, settledUpdate, type CreateResult, type EventOrigin, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
+  changed, pageStart, plantBytes, settledDelete, settledUpdate, type CreateResult, type DeleteOutcome, type EventOrigin, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
   type StoreContext, type UpdateResult
 } from './store.ts'
 
@@ -130,13 +130,18 @@ export class PostgresStore implements PlantStore {
     }
   }
 
-  // Looks first too: deleting no plant costs no commit (see postgres-deletes.ts).
-  async delete (id: bigint, origin: EventOrigin = {}): Promise<boolean> {
+  // Looks first too: deleting no plant costs no commit. The batch deletes the plant only
+  // while it is still the one read (see postgres-deletes.ts), so the precondition decided
+  // on the read is the deleted plant's.
+  async delete (id: bigint, origin: EventOrigin = {}, precondition?: Precondition): Promise<DeleteOutcome> {
     for (;;) {
       const plant = await this.get(id)
-      if (plant === undefined) return false
-      const result = await this.#deletes.submit({ ...plant, ...origin })
-      if (result !== AGAIN) return result
+      const settled = settledDelete(plant, precondition)
+      if (settled !== undefined) return settled
+      const result = await this.#deletes.submit({ ...plant!, ...origin })
+      if (result === AGAIN) continue
+      if (result) this.webhooks.deleted()
+      return result ? 'deleted' : 'absent'
     }
   }
 

@@ -30,7 +30,7 @@ export class SqliteLoad implements StoreLoad {
   }
 
   async clear (): Promise<void> {
-    this.#db.exec('DELETE FROM plants; DELETE FROM webhooks; DELETE FROM webhook_deliveries; DELETE FROM webhook_events; DELETE FROM idempotency_keys')
+    this.#db.exec('DELETE FROM plants; DELETE FROM webhooks; DELETE FROM webhook_deliveries; DELETE FROM webhook_events; DELETE FROM plant_erasures; DELETE FROM idempotency_keys')
   }
 
   async plants (chunks: AsyncIterable<StoredPlant[]>): Promise<void> {

@@ -107,7 +107,18 @@ const migrations: string[] = [
      PRIMARY KEY (scope, key)
    ) STRICT, WITHOUT ROWID;
    CREATE INDEX idempotency_keys_by_scope ON idempotency_keys (scope, created_at);
-   CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at)`
+   CREATE INDEX idempotency_keys_by_age ON idempotency_keys (created_at)`,
+  // 10: a deleted plant's events before its deletion, erased in the background a chunk at
+  // a time (erased_through: how far), read as erased meanwhile; a plant's pending
+  // deliveries found in the order of their events, whether queued live or by a replay.
+  `CREATE TABLE plant_erasures (
+     plant_id       INTEGER NOT NULL,
+     before_seq     INTEGER NOT NULL,
+     erased_through INTEGER NOT NULL DEFAULT 0,
+     PRIMARY KEY (plant_id, before_seq)
+   ) STRICT, WITHOUT ROWID;
+   DROP INDEX webhook_deliveries_plant;
+   CREATE INDEX webhook_deliveries_plant ON webhook_deliveries (webhook_id, plant_id, event_seq) WHERE status = 'pending'`
 ]
 
 export const SCHEMA_VERSION = migrations.length

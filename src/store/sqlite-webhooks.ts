@@ -4,6 +4,8 @@ import { PLANT_CREATED, type EventType } from '../../schemas/webhook.ts'
 import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idempotency-keys.ts'
 import { SqliteKeys } from './sqlite-idempotency.ts'
 import { WRITE_OVERHEAD_BYTES } from './store.ts'
+import { eraseChunk } from './sqlite-erasure.ts'
+import { replayChunk } from './sqlite-replay.ts'
 import { prepareWebhooks, type Outcome } from './sqlite-webhook-statements.ts'
 import { toDelivery, toSubscription } from './webhook-rows.ts'
 import {
@@ -32,6 +34,9 @@ export class SqliteWebhooks implements WebhookStore {
   #announced = false
   /** Set by announce inside a transaction: it wrote events, which the change feed tells its readers of. */
   #evented = false
+  /** Set by erasing inside a transaction: it deleted plants, whose events the cleanup erases (#onDeleted). */
+  #deleted = false
+  #onDeleted = (): void => {}
   /**
    * Whether the transaction under way has a subscription to announce to, read by its
    * first announce: most stores have none, and a change then writes its event alone.
@@ -49,31 +54,34 @@ export class SqliteWebhooks implements WebhookStore {
    * Writes a plant's event (its payload once: the change feed's record of it), and a
    * delivery of it to each enabled subscription choosing it below its bound (those at the
    * bound are disabled): called by the change inside its transaction, so they commit (or
-   * roll back) with it. The event keeps the change's trace context, if any. O(subscriptions).
+   * roll back) with it. The event keeps the change's trace context, if any. Returns the
+   * event's seq. O(subscriptions).
    */
-  announce (type: EventType, plantId: bigint, payload: Buffer, traceContext?: string): void {
+  announce (type: EventType, plantId: bigint, payload: Buffer, traceContext?: string): number | bigint {
     const now = Date.now()
     const event = this.#statements.event.run(plantId, type, payload, now, traceContext ?? null).lastInsertRowid
     this.#evented = true
     this.#subscribed ??= this.#statements.count.get()!.count > 0n
-    if (!this.#subscribed) return
     const bit = eventBit(type)
-    if (this.#statements.wanted.get(bit)!.count === 0n) return
+    if (!this.#subscribed || this.#statements.wanted.get(bit)!.count === 0n) return event
     this.#statements.disable.run({ max: this.#maxPending, event, now, bit })
-    if (this.#statements.announce.run({ plant: plantId, event, now, bit }).changes === 0) return
-    this.#statements.announced.run(bit)
-    this.#announced = true
+    if (this.#statements.announce.run({ plant: plantId, event, now, bit }).changes > 0) {
+      this.#statements.announced.run(bit)
+      this.#announced = true
+    }
+    return event
   }
 
-  /**
-   * Erases a deleted plant's payloads and fails their pending deliveries: called by the
-   * plant's delete inside its transaction, before it announces the deletion.
-   */
-  erase (plantId: bigint): void {
-    const now = Date.now()
-    for (const { seq } of this.#statements.erase.all(plantId)) {
-      for (const { webhook_id: webhook } of this.#statements.erased.all({ event: seq, now })) this.#statements.settled.run(webhook)
-    }
+  /** Leaves a deleted plant's events before its deletion (`before`) to erase: called by the delete inside its transaction. */
+  erasing (plantId: bigint, before: number | bigint): void {
+    this.#statements.erasing.run(plantId, before)
+    this.#deleted = true
+  }
+
+  async erase (limit: number): Promise<boolean> {
+    // Looks before it writes, as the cleanup's other statements do.
+    if (await this.#read(() => this.#statements.erasure.get()) === undefined) return false
+    return await this.#write(WRITE_OVERHEAD_BYTES, () => eraseChunk(this.#statements, limit))
   }
 
   /** Called by the store after each committed transaction; true when it wrote events. */
@@ -81,6 +89,9 @@ export class SqliteWebhooks implements WebhookStore {
     this.#subscribed = undefined
     const evented = this.#evented
     this.#evented = false
+    const deleted = this.#deleted
+    this.#deleted = false
+    if (deleted) this.#onDeleted()
     if (this.#announced) {
       this.#announced = false
       this.#listener()
@@ -93,6 +104,7 @@ export class SqliteWebhooks implements WebhookStore {
     this.#subscribed = undefined
     this.#announced = false
     this.#evented = false
+    this.#deleted = false
   }
 
   async subscribe ({ id, url, secret, events = [PLANT_CREATED], createdAt }: StoredSubscription, max: number, claim?: KeyClaim): Promise<SubscribeOutcome> {
@@ -211,16 +223,9 @@ export class SqliteWebhooks implements WebhookStore {
 
   async replay (id: string, limit: number): Promise<number> {
     return await this.#write(WRITE_OVERHEAD_BYTES, () => {
-      const state = this.#statements.replayState.get(id)
-      if (state === undefined) return 0
-      const room = Math.min(limit, this.#maxPending - Number(state.pending))
-      if (room <= 0) return 0
-      const queued = this.#statements.replay.all({ webhook: id, from: state.replay_from, to: state.replay_to, limit: room, now: Date.now() })
-      // A chunk short of what was asked for queued the last of them.
-      const next = queued.length < room ? null : queued.reduce((last, { event_seq: seq }) => seq > last ? seq : last, 0n) + 1n
-      this.#statements.replayed.run({ webhook: id, count: queued.length, next })
-      if (queued.length > 0) this.#announced = true
-      return queued.length
+      const { queued, examined } = replayChunk(this.#statements, id, limit, this.#maxPending)
+      if (queued > 0) this.#announced = true
+      return examined
     })
   }
 
@@ -239,4 +244,6 @@ export class SqliteWebhooks implements WebhookStore {
   onAnnounced (listener: () => void): void {
     this.#listener = listener
   }
+
+  onDeleted (listener: () => void): void { this.#onDeleted = listener }
 }

@@ -6,8 +6,8 @@ import { SqliteDurable } from './sqlite-durable.ts'
 import { SqliteWebhooks } from './sqlite-webhooks.ts'
 import { announcement, deletedAnnouncement, updatedAnnouncement } from './webhooks.ts'
 import {
-  changed, pageStart, plantBytes, samePlant, settledUpdate, WRITE_OVERHEAD_BYTES,
-  type CreateResult, type EventOrigin, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore, type StoreContext,
+  changed, pageStart, plantBytes, samePlant, settledDelete, settledUpdate, WRITE_OVERHEAD_BYTES,
+  type CreateResult, type DeleteOutcome, type EventOrigin, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore, type StoreContext,
   type UpdateResult
 } from './store.ts'
 
@@ -43,7 +43,7 @@ export class SqliteStore implements PlantStore {
   async create (plant: StoredPlant & EventOrigin): Promise<CreateResult> {
     return await this.#durable.write(plantBytes(plant), (): CreateResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        const announce = (): void => this.webhooks.announce('plant.created', plant.id, announcement(plant), plant.traceContext)
+        const announce = (): void => { this.webhooks.announce('plant.created', plant.id, announcement(plant), plant.traceContext) }
         if (tracing.spans === undefined) announce()
         else tracing.spans.outbox(announce)
         return { outcome: 'created', plant }
@@ -84,14 +84,19 @@ export class SqliteStore implements PlantStore {
     })
   }
 
-  async delete (id: bigint, origin?: EventOrigin): Promise<boolean> {
-    return await this.#durable.write(WRITE_OVERHEAD_BYTES, () => {
-      const row = this.#statements.delete.get(id)
-      if (row === undefined) return false
-      // Its earlier payloads are erased; the deletion itself carries the name and tag it had.
-      this.webhooks.erase(id)
-      this.webhooks.announce('plant.deleted', id, deletedAnnouncement(toPlant(row)), origin?.traceContext)
-      return true
+  // Looks before it writes too; the transaction looks again, and decides the precondition.
+  async delete (id: bigint, origin?: EventOrigin, precondition?: Precondition): Promise<DeleteOutcome> {
+    const settled = settledDelete(await this.get(id), precondition)
+    if (settled !== undefined) return settled
+    return await this.#durable.write(WRITE_OVERHEAD_BYTES, (): DeleteOutcome => {
+      const current = this.#statements.get.get(id)
+      const outcome = settledDelete(current === undefined ? undefined : toPlant(current), precondition)
+      if (outcome !== undefined) return outcome
+      const row = this.#statements.delete.get(id)!
+      // Its earlier payloads are erased (in the background); the deletion itself carries the name and tag it had.
+      const deletion = this.webhooks.announce('plant.deleted', id, deletedAnnouncement(toPlant(row)), origin?.traceContext)
+      this.webhooks.erasing(id, deletion)
+      return 'deleted'
     })
   }
 

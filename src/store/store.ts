@@ -31,7 +31,10 @@ export interface UpdateResult {
   previous?: StoredPlant
 }
 
-/** Whether the plant now stored may be replaced: checked in the transaction that replaces it. */
+/** deleted: gone now; stale: the precondition refused the plant as stored, nothing written; absent: no such plant. */
+export type DeleteOutcome = 'deleted' | 'stale' | 'absent'
+
+/** Whether the plant now stored may be replaced or deleted: decided against the plant the write replaces or deletes. */
 export type Precondition = (current: StoredPlant) => boolean
 
 export interface ListQuery {
@@ -58,8 +61,8 @@ export interface PlantStore {
   list: (query: ListQuery) => Promise<StoredPlant[]>
   /** Replaces a plant's name and tag, if `precondition` accepts the plant as stored when it is written. */
   update: (id: bigint, change: PlantChange & EventOrigin, precondition?: Precondition) => Promise<UpdateResult>
-  /** True when a plant was deleted, false when there was none. */
-  delete: (id: bigint, origin?: EventOrigin) => Promise<boolean>
+  /** Deletes a plant, if `precondition` accepts the plant as stored when it is deleted. */
+  delete: (id: bigint, origin?: EventOrigin, precondition?: Precondition) => Promise<DeleteOutcome>
   /** Resolves when the store answers, rejects (StoreUnavailable) when it does not: readiness. */
   ping: () => Promise<void>
   /** The subscriptions and the outbox of their deliveries, in the same database. */
@@ -79,6 +82,13 @@ export function settledUpdate (current: StoredPlant | undefined, change: PlantCh
   if (current === undefined) return { outcome: 'absent' }
   if (precondition !== undefined && !precondition(current)) return { outcome: 'stale', plant: current }
   if (samePlant(current, change)) return { outcome: 'unchanged', plant: current }
+  return undefined
+}
+
+/** A delete's outcome when it deletes nothing given the plant now stored; undefined when it must delete. */
+export function settledDelete (current: StoredPlant | undefined, precondition?: Precondition): DeleteOutcome | undefined {
+  if (current === undefined) return 'absent'
+  if (precondition !== undefined && !precondition(current)) return 'stale'
   return undefined
 }
 

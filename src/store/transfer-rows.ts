@@ -1,5 +1,6 @@
 import type { DeliveryRecord, EventRecord, SubscriptionRecord } from './transfer.ts'
 import type { DeliveryRow as ListedDelivery, SubscriptionRow as ListedSubscription } from './webhook-rows.ts'
+import { keptPayloadSql } from './webhooks.ts'
 
 // The rows a snapshot reads, as both engines return them (see webhook-rows.ts: the same
 // columns the API reads, and those it does not), and the statements' shared parts.
@@ -8,7 +9,8 @@ type Integer = number | bigint | string
 type Time = Date | bigint
 
 export const SUBSCRIPTION_COLUMNS = 'id, url, secret, events, created_at, pending, disabled_at, missed_since, missed_from, replay_from, replay_to'
-export const EVENT_COLUMNS = 'seq, plant_id, type, payload, created_at, trace_context'
+// A deleted plant's events go as erased, whether or not the cleanup has erased their data yet.
+export const EVENT_COLUMNS = `seq, plant_id, type, ${keptPayloadSql('webhook_events')} AS payload, created_at, trace_context`
 export const DELIVERY_COLUMNS = 'seq, id, webhook_id, plant_id, event_seq, attempts, last_status_code, last_error, next_attempt_at, created_at'
 
 /** The pending deliveries of subscriptions that exist: those a copy moves. */

@@ -123,8 +123,19 @@ export interface WebhookStore {
   limitPending: (max: number) => void
   /** Enables a disabled subscription, its missed events left to replay; false when there was none. */
   enable: (id: string) => Promise<boolean>
-  /** Queues up to `limit` of the events an enabled subscription missed, oldest first, within its bound; returns how many. */
+  /**
+   * Queues the next of the events an enabled subscription missed, oldest first, `limit`
+   * events looked at within its bound, those already queued for it skipped; returns how
+   * many it looked at (fewer than `limit`: caught up, or at the bound). Until it has caught
+   * up with the newest event, new events are left to it, so a plant's go in order.
+   */
   replay: (id: string, limit: number) => Promise<number>
+  /**
+   * Erases up to `limit` events of a deleted plant (those before its deletion; they read
+   * as erased already) and fails their deliveries still pending; returns whether more
+   * deleted plants' events may wait.
+   */
+  erase: (limit: number) => Promise<boolean>
   /**
    * Looks at the `limit` events after seq `after` and deletes those created before
    * `createdBefore` that no delivery refers to; returns the seq to go on after, or
@@ -133,6 +144,8 @@ export interface WebhookStore {
   pruneEvents: (createdBefore: Date, after: number, limit: number) => Promise<number | undefined>
   /** Called after a commit that wrote deliveries, so that they go out without waiting for a poll. */
   onAnnounced: (listener: () => void) => void
+  /** Called after a commit that deleted plants, whose earlier events wait for `erase`. */
+  onDeleted: (listener: () => void) => void
 }
 
 /** The body of a plant.created: the upstream NewPlant, the id written as an exact integer, no type (as before events were chosen). */
@@ -167,6 +180,20 @@ export function eventMask (types: EventType[]): number {
 
 export function eventTypes (mask: number): EventType[] {
   return EVENT_TYPES.filter((type) => (mask & eventBit(type)) !== 0)
+}
+
+/**
+ * SQL (both engines): whether the event in `alias` (its seq, plant_id and payload) is
+ * erased: its payload gone, or its plant deleted after it and the erasure still to come.
+ */
+export function erasedSql (alias: string): string {
+  return `(${alias}.payload IS NULL OR EXISTS (SELECT 1 FROM plant_erasures
+    WHERE plant_erasures.plant_id = ${alias}.plant_id AND plant_erasures.before_seq > ${alias}.seq))`
+}
+
+/** SQL (both engines): the payload of the event in `alias`, NULL once erased (see erasedSql). */
+export function keptPayloadSql (alias: string): string {
+  return `CASE WHEN ${erasedSql(alias)} THEN NULL ELSE ${alias}.payload END`
 }
 
 /** SQL (both engines): the bit of the event type in `column`. */

@@ -8,11 +8,12 @@ export const CLEANUP_CHUNK = 500
 
 /**
  * Deletes what the outbox no longer needs, a chunk per statement, each its own write (its
- * own event-loop turn and commit), however much there is: the deliveries of deleted
- * subscriptions, then those settled longer than RETENTION_MS, then the events older than
- * that which no delivery refers to, and the subscribes' Idempotency-Keys past their
- * 24 hours. It runs at start (resuming a
- * cleanup a crash cut short), when the subscriptions change, and every PRUNE_INTERVAL_MS.
+ * own event-loop turn and commit), however much there is: the data of deleted plants' events
+ * (read as erased already), the deliveries of deleted subscriptions, then those settled
+ * longer than RETENTION_MS, then the events older than that which no delivery refers to,
+ * and the subscribes' Idempotency-Keys past their 24 hours. It runs at start (resuming a
+ * cleanup a crash cut short), when plants are deleted or the subscriptions change, and
+ * every PRUNE_INTERVAL_MS.
  */
 export class OutboxCleanup {
   readonly #store: WebhookStore
@@ -53,6 +54,7 @@ export class OutboxCleanup {
     do {
       this.#again = false
       try {
+        while (!this.#closed && await this.#store.erase(CLEANUP_CHUNK));
         await this.#inChunks(async () => await this.#store.sweep(CLEANUP_CHUNK))
         const before = new Date(Date.now() - RETENTION_MS)
         await this.#inChunks(async () => await this.#store.prune(before, CLEANUP_CHUNK))

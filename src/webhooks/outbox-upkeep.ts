@@ -34,12 +34,20 @@ export class OutboxUpkeep {
     this.#disabled = new Set(subscriptions.filter(({ disabledAt }) => disabledAt !== undefined).map(({ id }) => id))
   }
 
-  /** Queues the next chunk of the events a re-enabled subscription missed; called again each refresh until all are. */
+  /**
+   * Queues the events a re-enabled subscription missed, a chunk per statement, chunk after
+   * chunk while whole ones are queued (its new events wait for the replay); at its bound,
+   * it goes on at the next refresh.
+   */
   replay (id: string): void {
     if (this.#closed || this.#replaying.has(id)) return
     this.#replaying.add(id)
-    this.#store.replay(id, CHUNK_ROWS)
+    this.#chunks(id)
       .catch((err: unknown) => this.#log.debug({ err, webhook: id }, 'webhooks: cannot replay missed events; trying again'))
       .finally(() => this.#replaying.delete(id))
+  }
+
+  async #chunks (id: string): Promise<void> {
+    while (!this.#closed && await this.#store.replay(id, CHUNK_ROWS) === CHUNK_ROWS);
   }
 }

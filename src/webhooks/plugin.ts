@@ -33,6 +33,8 @@ async function webhooks (app: FastifyInstance, { store, settings, resolve }: Web
   const dispatcher = new Dispatcher(store, new Sender(policy, settings.timeoutMs), settings, app.log, app.metrics)
   const cleanup = new OutboxCleanup(store, app.log)
   app.metrics.pendingDeliveries = async () => await store.pending()
+  // A deleted plant's events read as erased at once; the cleanup erases their data.
+  store.onDeleted(() => cleanup.wake())
   app.addHook('onReady', async () => {
     dispatcher.start()
     cleanup.start()

@@ -57,3 +57,18 @@ export function assertError (t: Test, res: Answered, status: number, what: strin
   }
   return body.message
 }
+
+/**
+ * Sends 20 GETs of `url` in one turn of the event loop, then a health check: how long the
+ * health check waited, and the whole burst took, under the same load. Each of the burst's
+ * requests is handled within that turn unless pages take turns: the health check then
+ * answers after every page of the burst.
+ */
+export async function healthBehindBurst (t: Test, app: FastifyInstance, url: string): Promise<{ waited: number, all: number }> {
+  const burst = Array.from({ length: 20 }, async () => (await app.inject({ url, headers: AUTH })).statusCode)
+  const started = performance.now()
+  t.equal((await app.inject({ url: '/health' })).statusCode, 200)
+  const waited = performance.now() - started
+  t.same(await Promise.all(burst), Array(20).fill(200), `the burst of ${url} answered`)
+  return { waited, all: performance.now() - started }
+}

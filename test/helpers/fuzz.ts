@@ -25,11 +25,12 @@ export function fuzzSettings (defaultRuns: number): { seed: number, numRuns: num
 /**
  * Checks a property over `numRuns` generated cases drawn from `seed`, and reports it to
  * tap: a pass naming the seed, or a failure with the violation and fast-check's message
- * (the seed, the replay path and the shrunk counterexample).
+ * (the seed, the replay path and the shrunk counterexample). `endOnFailure` skips the
+ * shrinking, for properties whose failing runs take seconds each.
  */
-export async function propertyHolds (t: Test, property: fc.IAsyncPropertyWithHooks<any>, seed: number, numRuns: number, reportedSeed = seed): Promise<void> {
+export async function propertyHolds (t: Test, property: fc.IAsyncPropertyWithHooks<any>, seed: number, numRuns: number, reportedSeed = seed, endOnFailure = false): Promise<void> {
   try {
-    await fc.assert(property, { seed, numRuns })
+    await fc.assert(property, { seed, numRuns, endOnFailure })
     t.pass(`${numRuns} generated requests (FUZZ_SEED=${reportedSeed})`)
   } catch (err) {
     // The violation itself is the error's cause.

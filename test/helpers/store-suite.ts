@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Test } from 'tap'
 import { AUTH, assertError, postPlant, testApp } from './app.ts'
 import { changesSuite } from './changes-suite.ts'
+import { preconditionsSuite } from './preconditions-suite.ts'
 import { updateSuite } from './update-suite.ts'
 
 async function get (app: FastifyInstance, url: string) {
@@ -145,5 +146,6 @@ export function storeSuite (t: Test, databaseUrl: (t: Test) => Promise<string>):
   })
 
   updateSuite(t, app)
+  preconditionsSuite(t, app)
   changesSuite(t, databaseUrl)
 }

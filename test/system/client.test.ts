@@ -89,6 +89,7 @@ t.test('the client follows the change feed: every change once, in order, ids exa
   const stale = await client.updatePlant(MAX - 10n, { name: 'Agave' }, etag).catch((err: unknown) => err)
   t.match(stale, { status: 412, code: 'precondition_failed' }, 'the ETag read before the update is stale')
   await client.createPlant({ id: MIN + 10n, name: 'Moss' })
+  t.match(await client.deletePlant(MAX - 10n, etag).catch((err: unknown) => err), { status: 412, code: 'precondition_failed' }, 'nor does a delete with it')
   await client.deletePlant(MAX - 10n)
   await following
   t.same(followed, [`plant.created ${MAX - 10n}`, `plant.updated ${MAX - 10n}`, `plant.created ${MIN + 10n}`, `plant.deleted ${MAX - 10n}`])
