@@ -22,9 +22,10 @@ export interface Shell {
 }
 
 /**
- * A bash in `dir`, which becomes the project's directory for npm, its store
- * `<dir>/data/plants.db`. Its background jobs (a service a doc starts with `&`) end with it,
- * when the test ends.
+ * One bash in `dir`, which becomes the project's directory for npm, its store
+ * `<dir>/data/plants.db`: a variable one command sets is there for the next, and what a
+ * command writes to stderr is printed as what it writes to stdout. Its background jobs (a
+ * service a doc starts with `&`) end with it, when the test ends.
  */
 export function readersShell (t: Test, dir: string): Shell {
   for (const name of LINKED) symlinkSync(join(PROJECT, name), join(dir, name))
