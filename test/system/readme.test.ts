@@ -1,15 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
+import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import t from 'tap'
 import { startAsDocumented } from '../helpers/docs-service.ts'
+import { readersShell, staleBuild } from '../helpers/docs-shell.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { startServer } from '../helpers/server.ts'
 import { retryUntil } from '../helpers/wait.ts'
 
-// The docs' address: the service under test listens on a free port instead.
+// The docs' address: the service under test listens on a free port instead, and so does
+// the second service a doc starts itself, with PORT=3001.
 const DOCS_URL = 'http://127.0.0.1:3000'
+const SECOND_PORT = 3001
 const FILES = ['README.md', ...readdirSync('docs').filter((name) => name.endsWith('.md')).sort().map((name) => `docs/${name}`)]
 
 interface Step {
@@ -33,29 +35,6 @@ function steps (text: string): Step[] {
   return steps
 }
 
-/**
- * One bash for every file, as a reader's terminal: a variable one command sets is there for
- * the next, and what a command writes to stderr is printed as what it writes to stdout.
- * `run` resolves with what a command printed and its exit status.
- */
-function shell (cwd: string): { run: (command: string) => Promise<{ printed: string, status: number }>, child: ChildProcess } {
-  const child = spawn('bash', ['--noprofile', '--norc'], { cwd, env: { ...process.env, TOKEN: '' }, stdio: ['pipe', 'pipe', 'pipe'] })
-  let output = ''
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
-  child.stdin!.write('exec 2>&1\n')
-  let count = 0
-  const run = async (command: string): Promise<{ printed: string, status: number }> => {
-    const end = new RegExp(`\n--- step ${++count} done: (\\d+) ---\n`)
-    child.stdin!.write(`${command}\nprintf '\\n--- step ${count} done: %d ---\\n' $?\n`)
-    while (!end.test(output)) await once(child.stdout!, 'data')
-    const found = end.exec(output)!
-    const printed = output.slice(0, found.index)
-    output = output.slice(found.index + found[0].length)
-    return { printed, status: Number(found[1]) }
-  }
-  return { run, child }
-}
-
 function pattern (shown: string[]): RegExp {
   const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
   return new RegExp(`^${shown.join('\n').split('…').map(literal).join('[\\s\\S]*?')}$`)
@@ -76,9 +55,7 @@ t.test('README.md shows what its examples print, each doc that runs examples sta
 
 // The test's own check: a shown line that is wrong fails the run.
 t.test('a step passes only when it prints every shown line, `…` standing for any text, and exits 0', async (t) => {
-  const dir = t.testdir()
-  const { run, child } = shell(dir)
-  t.teardown(() => { child.kill() })
+  const { run } = readersShell(t, t.testdir())
   const printed = async (command: string): Promise<string> => (await run(command)).printed.replace(/\n$/, '')
   t.match(await printed('printf \'{"a":1,"b":[2]}\\n\''), pattern(['{"a":1,…}']))
   t.notMatch(await printed('printf \'{"a":1,"b":[2]}\\n\''), pattern(['{"a":2,…}']), 'a wrong value fails')
@@ -93,18 +70,28 @@ t.test('a step passes only when it prints every shown line, `…` standing for a
 
 // curl is a prerequisite of the tests, as the examples use it (.ci/run installs it). The
 // files run one after another in one shell, each on the service started as the README says:
-// its variables ($TOKEN) carry over, and so does the development token.
+// its variables ($TOKEN) carry over, and so does the development token. The docs' npm
+// commands run dist/, as a reader's do.
+const stale = staleBuild()
+if (stale.length > 0) throw new Error(`dist/ is older than ${stale.slice(0, 3).join(', ')}…: npm run build, as the docs run dist/`)
 const dir = t.testdir()
-const { run, child } = shell(dir)
-t.teardown(() => { child.kill() })
+const { run } = readersShell(t, dir)
+const second = await freePort()
+const here = (text: string, url: string): string => text.replaceAll(DOCS_URL, url)
+  .replaceAll(`127.0.0.1:${SECOND_PORT}`, `127.0.0.1:${second}`).replaceAll(`PORT=${SECOND_PORT}`, `PORT=${second}`)
+
+t.test('npm takes the shell\'s directory for the project: what the docs write stays the test\'s', async (t) => {
+  t.equal((await run('npm prefix')).printed.trim(), dir)
+})
+
 for (const file of FILES) {
   const fileSteps = steps(readFileSync(file, 'utf8'))
   if (fileSteps.length === 0) continue
   t.test(`the sh examples of ${file} print what it shows, run in order on the service as the README starts it`, async (t) => {
     const { server } = await startAsDocumented(t, dir)
     for (const { command, shown } of fileSteps) {
-      const { printed, status } = await run(command.replaceAll(DOCS_URL, server.url))
-      t.match(printed.replaceAll('\r\n', '\n').replace(/\n$/, ''), pattern(shown.map((line) => line.replaceAll(DOCS_URL, server.url))), command)
+      const { printed, status } = await run(here(command, server.url))
+      t.match(printed.replaceAll('\r\n', '\n').replace(/\n$/, ''), pattern(shown.map((line) => here(line, server.url))), command)
       t.equal(status, 0, `${command}: exit status`)
     }
   })
