@@ -3,14 +3,7 @@ import { EVENT_BYTES, type ChangeFeed, type ChangeQuery, type ChangeRead } from 
 import type { Query } from './postgres-pool.ts'
 import { keptPayloadSql } from './webhooks.ts'
 
-// Any fixed number, the same in every instance. Every transaction that writes events takes
-// it before its first write and holds it to its commit, so seqs are drawn in commit order:
-// a reader that sees an event sees every event before it, and a cursor never passes a gap
-// that a slower transaction fills later. Writers across instances commit one at a time.
-export const EVENTS_LOCK = '7140531842950291129'
-/** A CTE taking EVENTS_LOCK: a statement's writes wait on `(SELECT locked FROM events_lock) IS NOT NULL`. */
-export const EVENTS_LOCK_CTE = `events_lock AS (SELECT pg_advisory_xact_lock(${EVENTS_LOCK})::text AS locked)`
-export const EVENTS_LOCKED = '(SELECT locked FROM events_lock) IS NOT NULL'
+// Seqs are drawn in commit order (see EVENTS_LOCK): a reader that sees an event sees every event before it.
 
 interface Row { seq: string | null, type: EventType | null, plant_id: string | null, payload: Buffer | null, created_at: Date | null, horizon: string, restarted: string, latest: string }
 
@@ -30,7 +23,6 @@ const READ = `SELECT event_horizon.pruned_through AS horizon, event_horizon.rest
 
 export class PostgresChanges implements ChangeFeed {
   readonly #query: Query
-  #listener = (): void => {}
 
   constructor (query: Query) {
     this.#query = query
@@ -48,14 +40,5 @@ export class PostgresChanges implements ChangeFeed {
   async latest (): Promise<number> {
     const { rows } = await this.#query<{ seq: string }>('SELECT coalesce(max(seq), 0) AS seq FROM webhook_events')
     return Number(rows[0].seq)
-  }
-
-  onChanged (listener: () => void): void {
-    this.#listener = listener
-  }
-
-  /** Called by the store after a commit that wrote events. */
-  changed (): void {
-    this.#listener()
   }
 }

@@ -1,4 +1,4 @@
-import { EVENTS_LOCK } from './postgres-changes.ts'
+import { EVENTS_LOCK } from './postgres-writes.ts'
 import type { Script } from './postgres-pool.ts'
 import { PLANT_DELETED } from './webhooks.ts'
 

@@ -1,5 +1,4 @@
-import { EVENTS_LOCK } from './postgres-changes.ts'
-import { NEW_DELIVERY_ID } from './postgres-events.ts'
+import { EVENTS_LOCK, NEW_DELIVERY_ID } from './postgres-writes.ts'
 import type { Query, Script } from './postgres-pool.ts'
 import { literal } from './postgres-statement.ts'
 import { erasedSql, eventBitSql } from './webhooks.ts'

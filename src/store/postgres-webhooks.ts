@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { DeliveryStatus } from '../../schemas/webhook.ts'
 import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idempotency-keys.ts'
+import { Commit, type Commits } from './commits.ts'
 import { eraseChunk } from './postgres-erasure.ts'
 import type { Query, Script } from './postgres-pool.ts'
 import { replayChunk } from './postgres-replay.ts'
@@ -13,7 +14,7 @@ import {
 
 // The webhook tables as the PostgreSQL store reads and writes them. Every statement
 // commits on its own; times come from the database's clock, which every instance shares.
-// A change's deliveries are written by its own statement (see postgres-plants.ts, postgres-events.ts).
+// A change's deliveries are written by its own statement (see postgres-writes.ts).
 
 // A delivery whose subscription is gone (see unsubscribe) is never claimed nor counted.
 const SUBSCRIBED = 'EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = webhook_deliveries.webhook_id)'
@@ -94,19 +95,14 @@ const RESTART = `WITH target AS (SELECT seq, status, event_seq FROM webhook_deli
 export class PostgresWebhooks implements WebhookStore {
   readonly #query: Query
   readonly #script: Script
-  #listener = (): void => {}
-  #onDeleted = (): void => {}
+  readonly #commits: Commits
   /** The bound of a subscription's pending deliveries, read by each create statement. */
   maxPending = DEFAULT_MAX_PENDING
 
-  constructor (query: Query, script: Script) {
+  constructor (query: Query, script: Script, commits: Commits) {
     this.#query = query
     this.#script = script
-  }
-
-  /** Called by the store after a create statement that inserted plants has committed. */
-  committed (): void {
-    this.#listener()
+    this.#commits = commits
   }
 
   async subscribe (subscription: StoredSubscription, max: number, claim?: KeyClaim): Promise<SubscribeOutcome> {
@@ -154,7 +150,7 @@ export class PostgresWebhooks implements WebhookStore {
     if (row === undefined) return 'absent'
     if (row.status === 'pending') return 'pending'
     if (row.erased) return 'erased'
-    this.#listener()
+    this.#told({ deliveries: 1 })
     return 'restarted'
   }
 
@@ -199,7 +195,7 @@ export class PostgresWebhooks implements WebhookStore {
 
   async replay (id: string, limit: number): Promise<number> {
     const { queued, examined } = await replayChunk(this.#query, this.#script, id, limit, this.maxPending)
-    if (queued > 0) this.#listener()
+    this.#told({ deliveries: queued })
     return examined
   }
 
@@ -207,21 +203,13 @@ export class PostgresWebhooks implements WebhookStore {
     return await eraseChunk(this.#script, limit)
   }
 
-  /** Called by the store after a transaction that deleted plants has committed. */
-  deleted (): void {
-    this.#onDeleted()
-  }
-
-  onDeleted (listener: () => void): void {
-    this.#onDeleted = listener
-  }
-
   async pruneEvents (createdBefore: Date, after: number, limit: number): Promise<number | undefined> {
     const [{ examined, last, old }] = (await this.#query<{ examined: number, last: string | null, old: boolean }>(PRUNE_EVENTS, [createdBefore, after, limit])).rows
     return examined === limit && old ? Number(last) : undefined
   }
 
-  onAnnounced (listener: () => void): void {
-    this.#listener = listener
+  /** Tells the store's listeners of a statement that committed on its own. */
+  #told (news: Partial<Commit>): void {
+    this.#commits.tell(Object.assign(new Commit(), news))
   }
 }

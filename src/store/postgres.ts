@@ -4,16 +4,15 @@ import { Outage } from './outage.ts'
 import { codeOf, StoreUnavailable } from './errors.ts'
 import { probe, SETTINGS_TO_CHECK, settingsRefused, unavailable } from './postgres-connection.ts'
 import { storeLocation } from './location.ts'
-import { deleteBatch } from './postgres-deletes.ts'
-import { AGAIN, utf8 } from './postgres-events.ts'
-import { createBatch, SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, type Row } from './postgres-plants.ts'
+import { Commit, Commits } from './commits.ts'
+import { AGAIN, createBatch, deleteBatch, updateBatch, type Batch, type Update } from './postgres-batches.ts'
+import { SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
 import { PostgresPool } from './postgres-pool.ts'
 import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
 import { PostgresChanges } from './postgres-changes.ts'
-import { updateBatch, wrote, type Update } from './postgres-updates.ts'
 import { PostgresWebhooks } from './postgres-webhooks.ts'
 import {
-  changed, pageStart, plantBytes, settledDelete, settledUpdate, type CreateResult, type DeleteOutcome, type EventOrigin, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
+  changed, pageStart, plantBytes, settledDelete, settledUpdate, type CreateResult, type DeleteOutcome, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
   type StoreContext, type UpdateResult
 } from './store.ts'
 
@@ -32,12 +31,13 @@ const PROBE = 'SELECT 1 FROM plants WHERE id = 0'
 export class PostgresStore implements PlantStore {
   readonly webhooks: PostgresWebhooks
   readonly changes: PostgresChanges
+  readonly commits = new Commits()
   readonly #pool: PostgresPool
   readonly #log: StoreContext['log']
   readonly #outage: Outage
   readonly #creates: GroupCommit<StoredPlant, CreateResult | Error>
   readonly #updates: GroupCommit<Update, UpdateResult | typeof AGAIN>
-  readonly #deletes: GroupCommit<StoredPlant & EventOrigin, boolean | typeof AGAIN>
+  readonly #deletes: GroupCommit<StoredPlant, boolean | typeof AGAIN>
   readonly #closing = new AbortController()
   readonly #started: Promise<void>
   #ready = false
@@ -64,18 +64,19 @@ export class PostgresStore implements PlantStore {
     this.#pool = new PostgresPool({ url, size: poolSize, preparedStatements }, log, this.#outage, () => this.#available())
     const query = this.#pool.query.bind(this.#pool)
     const script = this.#pool.script.bind(this.#pool)
-    this.webhooks = new PostgresWebhooks(query, script)
+    this.webhooks = new PostgresWebhooks(query, script, this.commits)
     this.changes = new PostgresChanges(query)
     // WRITE_QUEUE_LIMIT_BYTES bounds what waits in the three queues together.
     const waiting = { bytes: 0 }
     // A queue for each kind of write, not one of mixed writes: each batch stays one statement
     // (a delete's, one script), its only commit, so a failed batch wrote nothing.
-    const queue = <Item, Result>(batch: (items: Item[]) => Promise<Result[]>, sizeOf: (item: Item) => number, wroteAny: (results: Result[]) => boolean) =>
+    const queue = <Item, Result>(write: (items: Item[], batch: Batch) => Promise<Result[]>, sizeOf: (item: Item) => number) =>
       new GroupCommit<Item, Result>({
-        write: async (items) => {
-          const results = await batch(items)
+        write: async (items, traceContexts) => {
+          const commit = new Commit()
+          const results = await write(items, { traceContexts, maxPending: this.webhooks.maxPending, commit })
           this.#outage.recover(true)
-          if (wroteAny(results)) this.#changed()
+          this.commits.tell(commit)
           return results
         },
         sizeOf,
@@ -84,12 +85,9 @@ export class PostgresStore implements PlantStore {
         onBatch,
         waiting
       })
-    this.#creates = queue(async (plants) => await createBatch(query, plants, this.webhooks.maxPending), plantBytes,
-      (results) => results.some((result) => !(result instanceof Error) && result.outcome === 'created'))
-    this.#updates = queue(async (updates) => await updateBatch(query, updates, this.webhooks.maxPending),
-      (update) => plantBytes(changed(update.id, update.change)), wrote)
-    this.#deletes = queue(async (plants) => await deleteBatch(script, plants, this.webhooks.maxPending), plantBytes,
-      (results) => results.includes(true))
+    this.#creates = queue(async (plants, batch) => await createBatch(query, plants, batch), plantBytes)
+    this.#updates = queue(async (updates, batch) => await updateBatch(query, updates, batch), (update) => plantBytes(changed(update.id, update.change)))
+    this.#deletes = queue(async (plants, batch) => await deleteBatch(script, plants, batch), plantBytes)
     // What a refusal of the connection settings asks the operator to check.
     const toCheck = preparedStatements
       ? `${SETTINGS_TO_CHECK}; DATABASE_PREPARED_STATEMENTS=true sends the statement timeout as a startup parameter, for a direct connection only`
@@ -119,8 +117,8 @@ export class PostgresStore implements PlantStore {
   }
 
   // Looks before it writes, so that an absent, stale or unchanged plant costs no commit; the
-  // batch writes only if the plant is still the one read (see postgres-updates.ts).
-  async update (id: bigint, change: PlantChange & EventOrigin, precondition?: Precondition): Promise<UpdateResult> {
+  // batch writes only if the plant is still the one read (see postgres-writes.ts).
+  async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
     for (;;) {
       const previous = await this.get(id)
       const settled = settledUpdate(previous, change, precondition)
@@ -131,25 +129,17 @@ export class PostgresStore implements PlantStore {
   }
 
   // Looks first too: deleting no plant costs no commit. The batch deletes the plant only
-  // while it is still the one read (see postgres-deletes.ts), so the precondition decided
+  // while it is still the one read (see postgres-writes.ts), so the precondition decided
   // on the read is the deleted plant's.
-  async delete (id: bigint, origin: EventOrigin = {}, precondition?: Precondition): Promise<DeleteOutcome> {
+  async delete (id: bigint, precondition?: Precondition): Promise<DeleteOutcome> {
     for (;;) {
       const plant = await this.get(id)
       const settled = settledDelete(plant, precondition)
       if (settled !== undefined) return settled
-      const result = await this.#deletes.submit({ ...plant!, ...origin })
+      const result = await this.#deletes.submit(plant!)
       if (result === AGAIN) continue
-      if (result) this.webhooks.deleted()
       return result ? 'deleted' : 'absent'
     }
-  }
-
-  /** After a committed change: the store took a write, its deliveries (if any) go out now, and feed readers read on. */
-  #changed (): void {
-    this.#outage.recover(true)
-    this.webhooks.committed()
-    this.changes.changed()
   }
 
   async ping (): Promise<void> {

@@ -13,7 +13,6 @@ interface Page { after: number, limit: number, bytes: number }
 export class SqliteChanges implements ChangeFeed {
   readonly #read: Read
   readonly #statements
-  #listener = (): void => {}
 
   constructor (db: Database.Database, read: Read) {
     this.#read = read
@@ -45,15 +44,6 @@ export class SqliteChanges implements ChangeFeed {
 
   async latest (): Promise<number> {
     return await this.#read(() => this.#latest())
-  }
-
-  onChanged (listener: () => void): void {
-    this.#listener = listener
-  }
-
-  /** Called by the store after a commit that wrote events. */
-  changed (): void {
-    this.#listener()
   }
 
   #latest (): number {

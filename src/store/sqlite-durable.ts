@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type Database from 'better-sqlite3'
 import { monotonicMs } from '../process/clock.ts'
+import { Commit, Commits } from './commits.ts'
 import { codeOf, PlantRejected } from './errors.ts'
 import { FileIdentity } from './file-identity.ts'
 import { GroupCommit } from './group-commit.ts'
@@ -18,14 +19,16 @@ const REFUSED = /^SQLITE_(CONSTRAINT|TOOBIG|MISMATCH)/
 const LOCK_PATIENCE_MS = 250
 const LOCK_RETRY_MS = 5
 
-/** A write waiting for its group commit, and what it is counted as in the write queue. */
-interface Write { run: () => unknown, bytes: number }
-
-/** What the webhook outbox is told of each batch's transaction. */
-export interface BatchListener {
-  rolledBack: () => void
-  committed: () => void
+/** What a transaction's writes did, and whether it has a subscription to announce to, read by its first announce: most stores have none. */
+export class SqliteCommit extends Commit {
+  subscribed: boolean | undefined
 }
+
+/** Runs in a batch's transaction, given the batch's commit and the trace context of the request that submitted it. */
+export type Run<Result> = (commit: SqliteCommit, traceContext: string | undefined) => Result
+
+/** A write waiting for its group commit, and what it is counted as in the write queue. */
+interface Write { run: Run<unknown>, bytes: number }
 
 /**
  * Reads and writes on a SQLite connection, answered only once on disk: writes share a
@@ -40,36 +43,40 @@ export class SqliteDurable {
   readonly #wal: WalSync | undefined
   readonly #file: FileIdentity | undefined
 
-  constructor (db: Database.Database, path: string, { log, maxBatch, maxQueueBytes, onBatch }: StoreContext, batches: BatchListener) {
+  /** Told each batch once it is committed and on disk. */
+  readonly commits = new Commits()
+
+  constructor (db: Database.Database, path: string, { log, maxBatch, maxQueueBytes, onBatch }: StoreContext) {
     this.#db = db
     this.#outage = new Outage(log, 'SQLite')
     this.#wal = path === ':memory:' ? undefined : new WalSync(path)
     this.#file = path === ':memory:' ? undefined : new FileIdentity(path)
     // All or nothing: a write that throws rolls the whole batch back.
-    const transaction = db.transaction((writes: Write[]) => writes.map((write) => write.run()))
+    const transaction = db.transaction((writes: Write[], traceContexts: Array<string | undefined>, commit: SqliteCommit) =>
+      writes.map((write, i) => write.run(commit, traceContexts[i])))
     this.#writes = new GroupCommit({
-      write: async (writes) => {
-        let results
+      write: async (writes, traceContexts) => {
+        let committed
         try {
-          results = await this.#unlocked(() => {
+          committed = await this.#unlocked(() => {
             // Inside another transaction, a batch would only be a savepoint, committed with it.
             if (db.inTransaction) throw new Error('a transaction is open where a batch begins')
             this.stillTheFile()
-            return transaction.immediate(writes)
-          }, batches)
+            // Each try counts afresh: one rolled back tells nothing.
+            const commit = new SqliteCommit()
+            return { results: transaction.immediate(writes, traceContexts, commit), commit }
+          })
           this.#outage.recover(true)
         } catch (err) {
-          batches.rolledBack()
           if (REFUSED.test(codeOf(err))) throw new PlantRejected({ cause: err })
           throw UNAVAILABLE.test(codeOf(err)) ? this.#outage.fail(err, true) : err
         }
         // Started before anything else runs, so that every read from now on waits for it.
-        const synced = this.#wal?.sync()
-        batches.committed()
-        await this.#durable(synced)
+        await this.#durable(this.#wal?.sync())
         // Lost while the batch was written: on disk, but in a file no one will open again.
         this.stillTheFile()
-        return results
+        this.commits.tell(committed.commit)
+        return committed.results
       },
       sizeOf: (write) => write.bytes,
       maxBatch,
@@ -79,7 +86,7 @@ export class SqliteDurable {
   }
 
   /** Submits a write to the group commit; resolves with its result once it is on disk. */
-  async write<Result> (bytes: number, run: () => Result): Promise<Result> {
+  async write<Result> (bytes: number, run: Run<Result>): Promise<Result> {
     return await this.#writes.submit({ run, bytes }) as Result
   }
 
@@ -126,14 +133,13 @@ export class SqliteDurable {
   }
 
   /** Runs a batch's transaction again every LOCK_RETRY_MS while another connection holds the lock. */
-  async #unlocked<T> (transaction: () => T, batches: BatchListener): Promise<T> {
+  async #unlocked<T> (transaction: () => T): Promise<T> {
     const giveUp = monotonicMs() + LOCK_PATIENCE_MS
     for (;;) {
       try {
         return transaction()
       } catch (err) {
         if (codeOf(err) !== 'SQLITE_BUSY' || monotonicMs() >= giveUp) throw err
-        batches.rolledBack()
       }
       await sleep(LOCK_RETRY_MS)
     }

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3'
 import { PLANT_CREATED, type EventType } from '../../schemas/webhook.ts'
 import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idempotency-keys.ts'
 import { SqliteKeys } from './sqlite-idempotency.ts'
+import type { Run, SqliteCommit } from './sqlite-durable.ts'
 import { WRITE_OVERHEAD_BYTES } from './store.ts'
 import { eraseChunk } from './sqlite-erasure.ts'
 import { replayChunk } from './sqlite-replay.ts'
@@ -19,7 +20,7 @@ import {
 // durable commit with the creates around it.
 
 /** Submits a write to the store's group commit; resolves once it is committed. */
-export type Write = <Result>(bytes: number, run: () => Result) => Promise<Result>
+export type Write = <Result>(bytes: number, run: Run<Result>) => Promise<Result>
 /** Runs a read, an unavailable file turned into StoreUnavailable; resolves once what it read is on disk. */
 export type Read = <Result>(run: () => Result) => Promise<Result>
 
@@ -28,20 +29,7 @@ export class SqliteWebhooks implements WebhookStore {
   readonly #read: Read
   readonly #statements
   readonly #keys
-  #listener = (): void => {}
   #maxPending = DEFAULT_MAX_PENDING
-  /** Set by announce inside a transaction, told once the transaction has committed. */
-  #announced = false
-  /** Set by announce inside a transaction: it wrote events, which the change feed tells its readers of. */
-  #evented = false
-  /** Set by erasing inside a transaction: it deleted plants, whose events the cleanup erases (#onDeleted). */
-  #deleted = false
-  #onDeleted = (): void => {}
-  /**
-   * Whether the transaction under way has a subscription to announce to, read by its
-   * first announce: most stores have none, and a change then writes its event alone.
-   */
-  #subscribed: boolean | undefined
 
   constructor (db: Database.Database, write: Write, read: Read) {
     this.#write = write
@@ -54,28 +42,27 @@ export class SqliteWebhooks implements WebhookStore {
    * Writes a plant's event (its payload once: the change feed's record of it), and a
    * delivery of it to each enabled subscription choosing it below its bound (those at the
    * bound are disabled): called by the change inside its transaction, so they commit (or
-   * roll back) with it. The event keeps the change's trace context, if any. Returns the
-   * event's seq. O(subscriptions).
+   * roll back) with it, and counted in its commit. The event keeps the trace context of the
+   * request that made the change, if traced. Returns the event's seq. O(subscriptions).
    */
-  announce (type: EventType, plantId: bigint, payload: Buffer, traceContext?: string): number | bigint {
+  announce (commit: SqliteCommit, type: EventType, plantId: bigint, payload: Buffer, traceContext: string | undefined): number | bigint {
     const now = Date.now()
     const event = this.#statements.event.run(plantId, type, payload, now, traceContext ?? null).lastInsertRowid
-    this.#evented = true
-    this.#subscribed ??= this.#statements.count.get()!.count > 0n
+    commit.events++
+    commit.subscribed ??= this.#statements.count.get()!.count > 0n
     const bit = eventBit(type)
-    if (!this.#subscribed || this.#statements.wanted.get(bit)!.count === 0n) return event
+    if (!commit.subscribed || this.#statements.wanted.get(bit)!.count === 0n) return event
     this.#statements.disable.run({ max: this.#maxPending, event, now, bit })
-    if (this.#statements.announce.run({ plant: plantId, event, now, bit }).changes > 0) {
-      this.#statements.announced.run(bit)
-      this.#announced = true
-    }
+    const queued = this.#statements.announce.run({ plant: plantId, event, now, bit }).changes
+    if (queued > 0) this.#statements.announced.run(bit)
+    commit.deliveries += queued
     return event
   }
 
   /** Leaves a deleted plant's events before its deletion (`before`) to erase: called by the delete inside its transaction. */
-  erasing (plantId: bigint, before: number | bigint): void {
+  erasing (commit: SqliteCommit, plantId: bigint, before: number | bigint): void {
     this.#statements.erasing.run(plantId, before)
-    this.#deleted = true
+    commit.deletions++
   }
 
   async erase (limit: number): Promise<boolean> {
@@ -84,36 +71,13 @@ export class SqliteWebhooks implements WebhookStore {
     return await this.#write(WRITE_OVERHEAD_BYTES, () => eraseChunk(this.#statements, limit))
   }
 
-  /** Called by the store after each committed transaction; true when it wrote events. */
-  committed (): boolean {
-    this.#subscribed = undefined
-    const evented = this.#evented
-    this.#evented = false
-    const deleted = this.#deleted
-    this.#deleted = false
-    if (deleted) this.#onDeleted()
-    if (this.#announced) {
-      this.#announced = false
-      this.#listener()
-    }
-    return evented
-  }
-
-  /** Called by the store after a transaction rolled back: its events and deliveries were never written. */
-  rolledBack (): void {
-    this.#subscribed = undefined
-    this.#announced = false
-    this.#evented = false
-    this.#deleted = false
-  }
-
   async subscribe ({ id, url, secret, events = [PLANT_CREATED], createdAt }: StoredSubscription, max: number, claim?: KeyClaim): Promise<SubscribeOutcome> {
-    return await this.#write(WRITE_OVERHEAD_BYTES + 2 * url.length, (): SubscribeOutcome => {
+    return await this.#write(WRITE_OVERHEAD_BYTES + 2 * url.length, (commit): SubscribeOutcome => {
       if (claim !== undefined && !this.#keys.holds(claim)) return 'lost'
       if (Number(this.#statements.count.get()!.count) >= max) return 'full'
       this.#statements.subscribe.run(id, url, secret, eventMask(events), createdAt.getTime())
       if (claim !== undefined) this.#keys.complete(claim, id)
-      this.#subscribed = true
+      commit.subscribed = true
       return 'subscribed'
     })
   }
@@ -151,7 +115,7 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async restart (webhookId: string, deliveryId: string): Promise<RestartOutcome> {
-    return await this.#write(WRITE_OVERHEAD_BYTES, (): RestartOutcome => {
+    return await this.#write(WRITE_OVERHEAD_BYTES, (commit): RestartOutcome => {
       const row = this.#statements.status.get(webhookId, deliveryId)
       if (row === undefined) return 'absent'
       if (row.status === 'pending') return 'pending'
@@ -159,7 +123,7 @@ export class SqliteWebhooks implements WebhookStore {
       if (row.erased !== 0n) return 'erased'
       this.#statements.restart.run(Date.now(), deliveryId)
       this.#statements.unsettled.run(webhookId)
-      this.#announced = true
+      commit.deliveries++
       return 'restarted'
     })
   }
@@ -222,9 +186,9 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async replay (id: string, limit: number): Promise<number> {
-    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
+    return await this.#write(WRITE_OVERHEAD_BYTES, (commit) => {
       const { queued, examined } = replayChunk(this.#statements, id, limit, this.#maxPending)
-      if (queued > 0) this.#announced = true
+      commit.deliveries += queued
       return examined
     })
   }
@@ -240,10 +204,4 @@ export class SqliteWebhooks implements WebhookStore {
     })
     return Number(examined) === limit && Number(newest) < chunk.before ? Number(last) : undefined
   }
-
-  onAnnounced (listener: () => void): void {
-    this.#listener = listener
-  }
-
-  onDeleted (listener: () => void): void { this.#onDeleted = listener }
 }

@@ -1,13 +1,14 @@
 import type Database from 'better-sqlite3'
 import { tracing } from '../tracing/hooks.ts'
 import { openDatabase } from './sqlite-open.ts'
+import type { Commits } from './commits.ts'
 import { SqliteChanges } from './sqlite-changes.ts'
 import { SqliteDurable } from './sqlite-durable.ts'
 import { SqliteWebhooks } from './sqlite-webhooks.ts'
 import { announcement, deletedAnnouncement, updatedAnnouncement } from './webhooks.ts'
 import {
   changed, pageStart, plantBytes, samePlant, settledDelete, settledUpdate, WRITE_OVERHEAD_BYTES,
-  type CreateResult, type DeleteOutcome, type EventOrigin, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore, type StoreContext,
+  type CreateResult, type DeleteOutcome, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore, type StoreContext,
   type UpdateResult
 } from './store.ts'
 
@@ -20,30 +21,29 @@ interface Row { id: bigint, name: string, tag: string | null }
 export class SqliteStore implements PlantStore {
   readonly webhooks: SqliteWebhooks
   readonly changes: SqliteChanges
+  readonly commits: Commits
   readonly #durable: SqliteDurable
   readonly #statements
 
   constructor (path: string, context: StoreContext) {
     const db = openDatabase(path)
     try {
-      this.#durable = new SqliteDurable(db, path, context, {
-        rolledBack: () => this.webhooks.rolledBack(),
-        committed: () => { if (this.webhooks.committed()) this.changes.changed() }
-      })
+      this.#durable = new SqliteDurable(db, path, context)
     } catch (err) {
       db.close()
       throw err
     }
     this.#statements = prepare(db)
     const durable = this.#durable
+    this.commits = durable.commits
     this.webhooks = new SqliteWebhooks(db, durable.write.bind(durable), durable.read.bind(durable))
     this.changes = new SqliteChanges(db, durable.read.bind(durable))
   }
 
-  async create (plant: StoredPlant & EventOrigin): Promise<CreateResult> {
-    return await this.#durable.write(plantBytes(plant), (): CreateResult => {
+  async create (plant: StoredPlant): Promise<CreateResult> {
+    return await this.#durable.write(plantBytes(plant), (commit, traceContext): CreateResult => {
       if (this.#statements.insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        const announce = (): void => { this.webhooks.announce('plant.created', plant.id, announcement(plant), plant.traceContext) }
+        const announce = (): void => { this.webhooks.announce(commit, 'plant.created', plant.id, announcement(plant), traceContext) }
         if (tracing.spans === undefined) announce()
         else tracing.spans.outbox(announce)
         return { outcome: 'created', plant }
@@ -69,33 +69,33 @@ export class SqliteStore implements PlantStore {
 
   // Looks before it writes, so that an absent, stale or unchanged plant costs no commit;
   // the transaction looks again, and the precondition is decided there.
-  async update (id: bigint, change: PlantChange & EventOrigin, precondition?: Precondition): Promise<UpdateResult> {
+  async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
     const settled = settledUpdate(await this.get(id), change, precondition)
     if (settled !== undefined) return settled
     const plant = changed(id, change)
-    return await this.#durable.write(plantBytes(plant), (): UpdateResult => {
+    return await this.#durable.write(plantBytes(plant), (commit, traceContext): UpdateResult => {
       const row = this.#statements.get.get(id)
       const previous = row === undefined ? undefined : toPlant(row)
       const outcome = settledUpdate(previous, change, precondition)
       if (outcome !== undefined) return outcome
       this.#statements.update.run(plant.name, plant.tag ?? null, id)
-      this.webhooks.announce('plant.updated', id, updatedAnnouncement(previous!, plant), change.traceContext)
+      this.webhooks.announce(commit, 'plant.updated', id, updatedAnnouncement(previous!, plant), traceContext)
       return { outcome: 'updated', plant, previous }
     })
   }
 
   // Looks before it writes too; the transaction looks again, and decides the precondition.
-  async delete (id: bigint, origin?: EventOrigin, precondition?: Precondition): Promise<DeleteOutcome> {
+  async delete (id: bigint, precondition?: Precondition): Promise<DeleteOutcome> {
     const settled = settledDelete(await this.get(id), precondition)
     if (settled !== undefined) return settled
-    return await this.#durable.write(WRITE_OVERHEAD_BYTES, (): DeleteOutcome => {
+    return await this.#durable.write(WRITE_OVERHEAD_BYTES, (commit, traceContext): DeleteOutcome => {
       const current = this.#statements.get.get(id)
       const outcome = settledDelete(current === undefined ? undefined : toPlant(current), precondition)
       if (outcome !== undefined) return outcome
       const row = this.#statements.delete.get(id)!
       // Its earlier payloads are erased (in the background); the deletion itself carries the name and tag it had.
-      const deletion = this.webhooks.announce('plant.deleted', id, deletedAnnouncement(toPlant(row)), origin?.traceContext)
-      this.webhooks.erasing(id, deletion)
+      const deletion = this.webhooks.announce(commit, 'plant.deleted', id, deletedAnnouncement(toPlant(row)), traceContext)
+      this.webhooks.erasing(commit, id, deletion)
       return 'deleted'
     })
   }
