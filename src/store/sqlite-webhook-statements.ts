@@ -3,8 +3,9 @@ import type { DeliveryStatus } from '../../schemas/webhook.ts'
 import { erasedSql, eventBitSql, keptPayloadSql, PLANT_DELETED } from './webhooks.ts'
 import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
 
-// The SQLite webhook store's statements. `+` before a parameter in LIMIT or equal to a
-// non-unique index's first column (`webhook_id = +?`): see the plants' statements (sqlite.ts).
+// The SQLite webhook store's statements, and the chunks of replays and erasures they make
+// up. `+` before a parameter in LIMIT or equal to a non-unique index's first column
+// (`webhook_id = +?`): see the plants' statements (sqlite.ts).
 
 export interface DueRow { id: string, payload: Buffer | null, attempts: bigint, trace_context: string | null }
 export interface Claim { webhook: string, now: number, limit: number, lease: string, until: number }
@@ -119,4 +120,46 @@ export function prepareWebhooks (db: Database.Database) {
     // The change feed's horizon: a cursor before the last seq pruned has lost events.
     horizon: db.prepare<[bigint]>('UPDATE event_horizon SET pruned_through = max(pruned_through, ?)')
   }
+}
+
+/**
+ * Queues the next chunk of a subscription's replay, in the writer's transaction: `limit`
+ * events looked at from replay_from, within `max` pending; how many it queued, and looked at.
+ */
+export function replayChunk (statements: WebhookStatements, id: string, limit: number, max: number): { queued: number, examined: number } {
+  const state = statements.replayState.get(id)
+  if (state === undefined) return { queued: 0, examined: 0 }
+  const room = Math.min(limit, max - Number(state.pending))
+  if (room <= 0) return { queued: 0, examined: 0 }
+  const from = state.replay_from
+  const { examined, last } = statements.replayChunk.get({ from, limit: room })!
+  const queued = statements.replay.all({ webhook: id, from, limit: room, now: Date.now() })
+  // A chunk short of what it looked for reached the newest event: the replay is done, and
+  // the next event is announced live (one writer: none can commit in between).
+  const next = Number(examined) < room ? null : last! + 1n
+  statements.replayed.run({ webhook: id, count: queued.length, next })
+  return { queued: queued.length, examined: Number(examined) }
+}
+
+/**
+ * Erases deleted plants' events before their deletion, in the writer's transaction: each
+ * payload erased, its deliveries still pending failed. Plants of short histories share a
+ * chunk: `limit` events (or plants) in all. Returns whether more may wait.
+ */
+export function eraseChunk (statements: WebhookStatements, limit: number): boolean {
+  const now = Date.now()
+  for (let budget = limit; budget > 0;) {
+    const erasure = statements.erasure.get()
+    if (erasure === undefined) return false
+    const { plant_id: plant, before_seq: before, erased_through: after } = erasure
+    const chunk = statements.erasureChunk.all({ plant, after, before, limit: budget })
+    for (const seq of chunk) {
+      if (statements.erase.run(seq).changes === 0) continue
+      for (const { webhook_id: webhook } of statements.erased.all({ event: seq, now })) statements.settled.run(webhook)
+    }
+    if (chunk.length < budget) statements.erasureDone.run(plant, before)
+    else statements.erasedThrough.run(chunk[chunk.length - 1], plant, before)
+    budget -= Math.max(chunk.length, 1)
+  }
+  return true
 }

@@ -5,9 +5,7 @@ import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idemp
 import { SqliteKeys } from './sqlite-idempotency.ts'
 import type { Run, SqliteCommit } from './sqlite-durable.ts'
 import { WRITE_OVERHEAD_BYTES } from './store.ts'
-import { eraseChunk } from './sqlite-erasure.ts'
-import { replayChunk } from './sqlite-replay.ts'
-import { prepareWebhooks, type Outcome } from './sqlite-webhook-statements.ts'
+import { eraseChunk, prepareWebhooks, replayChunk, type Outcome } from './sqlite-webhook-statements.ts'
 import { toDelivery, toSubscription } from './webhook-rows.ts'
 import {
   DEFAULT_MAX_PENDING, dueDelivery, eventBit, eventMask, PLANT_DELETED,
