@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { pino } from 'pino'
 import t from 'tap'
-import { SqliteStore } from '../../src/store/sqlite.ts'
+import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from '../helpers/app.ts'
 import { errorLines, logsArrived, startServer, waitForLine } from '../helpers/server.ts'
 

@@ -1,9 +1,9 @@
 import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { checkStoreFile } from './sqlite-file-check.ts'
-import { latestSeq } from './sqlite-history.ts'
-import { refuseForeign } from './sqlite-schema.ts'
+import { checkStoreFile } from './file-check.ts'
+import { latestSeq } from './history.ts'
+import { refuseForeign } from './schema.ts'
 
 // How long the backup's read waits for a lock (a checkpoint's, briefly): a WAL reader never waits for writers.
 const BUSY_MS = 5000

@@ -1,7 +1,7 @@
 import pg from 'pg'
-import { PLANT_CREATED } from '../../schemas/webhook.ts'
-import { KEY_LEASE_MS, KEY_TTL_MS, keyOutcome, MAX_KEYS, type KeyClaim, type KeyOutcome, type KeyRequest, type SubscribeOutcome } from './idempotency-keys.ts'
-import { eventMask, type StoredSubscription } from './webhooks.ts'
+import { PLANT_CREATED } from '../../../schemas/webhook.ts'
+import { KEY_LEASE_MS, KEY_TTL_MS, keyOutcome, MAX_KEYS, type KeyClaim, type KeyOutcome, type KeyRequest, type SubscribeOutcome } from '../idempotency-keys.ts'
+import { eventMask, type StoredSubscription } from '../webhooks.ts'
 
 // A subscribe and its Idempotency-Key as the PostgreSQL store writes them: scripts of
 // statements sent together, one implicit transaction each, their values escaped by pg (a

@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { monotonicMs } from '../process/clock.ts'
-import { StoreBusy, StoreUnavailable } from './errors.ts'
-import type { Outage } from './outage.ts'
-import { CONNECT_TIMEOUT_MS, STATEMENT_TIMEOUT_MS, connectionEnded, neverRan, noConnectionSlot, poolConfig, poolExhausted, refused, rolledBack, SETTINGS_TO_CHECK, settingsRefused, takesNoWrites, unavailable } from './postgres-connection.ts'
-import { inline, timed } from './postgres-statement.ts'
-import type { StoreContext } from './store.ts'
+import { monotonicMs } from '../../process/clock.ts'
+import { StoreBusy, StoreUnavailable } from '../errors.ts'
+import type { Outage } from '../outage.ts'
+import { CONNECT_TIMEOUT_MS, STATEMENT_TIMEOUT_MS, connectionEnded, neverRan, noConnectionSlot, poolConfig, poolExhausted, refused, rolledBack, SETTINGS_TO_CHECK, settingsRefused, takesNoWrites, unavailable } from './connection.ts'
+import { inline, timed } from './statement.ts'
+import type { StoreContext } from '../store.ts'
 
 // A statement rolled back for a concurrent one's sake (or refused a connection) runs this
 // many times at most, then answers 503.

@@ -1,8 +1,8 @@
 import { mkdirSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import Database from 'better-sqlite3'
-import { codeOf } from './errors.ts'
-import { migrate, refuseForeign } from './sqlite-schema.ts'
+import { codeOf } from '../errors.ts'
+import { migrate, refuseForeign } from './schema.ts'
 
 /** How long opening waits for another connection's lock, inside SQLite (nothing else waits yet). */
 const OPEN_LOCK_MS = 250

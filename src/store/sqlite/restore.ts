@@ -1,11 +1,11 @@
 import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import Database from 'better-sqlite3'
-import { fileSummary, syncToDisk, type FileSummary } from './sqlite-backup.ts'
-import { FileInUse, openAlone } from './sqlite-alone.ts'
-import { checkStoreFile } from './sqlite-file-check.ts'
-import { latestSeq, restartHistory } from './sqlite-history.ts'
-import { openDatabase } from './sqlite-open.ts'
+import { fileSummary, syncToDisk, type FileSummary } from './backup.ts'
+import { FileInUse, openAlone } from './alone.ts'
+import { checkStoreFile } from './file-check.ts'
+import { latestSeq, restartHistory } from './history.ts'
+import { openDatabase } from './open.ts'
 
 // Pending deliveries looked up in the replaced file at a time.
 const CHUNK = 1000

@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3'
-import type { EventType } from '../../schemas/webhook.ts'
-import { EVENT_BYTES, type ChangeFeed, type ChangeQuery, type ChangeRead } from './changes.ts'
-import type { Read } from './sqlite-webhooks.ts'
-import { keptPayloadSql } from './webhooks.ts'
+import type { EventType } from '../../../schemas/webhook.ts'
+import { EVENT_BYTES, type ChangeFeed, type ChangeQuery, type ChangeRead } from '../changes.ts'
+import type { Read } from './webhooks.ts'
+import { keptPayloadSql } from '../webhooks.ts'
 
 interface Row { seq: bigint, type: EventType, plant_id: bigint, payload: Buffer | null, created_at: bigint }
 interface Page { after: number, limit: number, bytes: number }

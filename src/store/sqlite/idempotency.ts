@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { KEY_LEASE_MS, KEY_TTL_MS, keyOutcome, MAX_KEYS, type KeyClaim, type KeyOutcome, type KeyRequest } from './idempotency-keys.ts'
+import { KEY_LEASE_MS, KEY_TTL_MS, keyOutcome, MAX_KEYS, type KeyClaim, type KeyOutcome, type KeyRequest } from '../idempotency-keys.ts'
 
 // The Idempotency-Keys as the SQLite store keeps them. Every method runs inside one of the
 // store's write (or read) transactions: a claim's look and write are one step. Integers

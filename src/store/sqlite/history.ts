@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3'
-import { restartedThrough } from './transfer.ts'
+import { restartedThrough } from '../transfer.ts'
 
 // The change feed's history in a SQLite file: its newest seq, and the restart that puts
 // every cursor of an earlier history behind the horizon.

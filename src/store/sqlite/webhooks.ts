@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto'
 import type Database from 'better-sqlite3'
-import { PLANT_CREATED, type EventType } from '../../schemas/webhook.ts'
-import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idempotency-keys.ts'
-import { SqliteKeys } from './sqlite-idempotency.ts'
-import type { Run, SqliteCommit } from './sqlite-durable.ts'
-import { WRITE_OVERHEAD_BYTES } from './store.ts'
-import { eraseChunk, prepareWebhooks, replayChunk, type Outcome } from './sqlite-webhook-statements.ts'
-import { toDelivery, toSubscription } from './webhook-rows.ts'
+import { PLANT_CREATED, type EventType } from '../../../schemas/webhook.ts'
+import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from '../idempotency-keys.ts'
+import { SqliteKeys } from './idempotency.ts'
+import type { Run, SqliteCommit } from './durable.ts'
+import { WRITE_OVERHEAD_BYTES } from '../store.ts'
+import { eraseChunk, prepareWebhooks, replayChunk, type Outcome } from './webhook-statements.ts'
+import { toDelivery, toSubscription } from '../webhook-rows.ts'
 import {
   DEFAULT_MAX_PENDING, dueDelivery, eventBit, eventMask, PLANT_DELETED,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome,
   type StoredDelivery, type StoredSubscription, type WebhookStore
-} from './webhooks.ts'
+} from '../webhooks.ts'
 
 // The webhook tables as the SQLite store reads and writes them. Times are milliseconds
 // since the epoch. Every write goes through the store's group commit, so it shares its

@@ -1,6 +1,6 @@
-import { EVENTS_LOCK } from './postgres-writes.ts'
-import type { Script } from './postgres-pool.ts'
-import { PLANT_DELETED } from './webhooks.ts'
+import { EVENTS_LOCK } from './writes.ts'
+import type { Script } from './pool.ts'
+import { PLANT_DELETED } from '../webhooks.ts'
 
 // A deleted plant's events before its deletion, a chunk at a time (FOR UPDATE SKIP LOCKED:
 // instances erasing at once take different plants): each payload erased, its deliveries

@@ -1,7 +1,7 @@
-import type { EventType } from '../../schemas/webhook.ts'
-import { EVENT_BYTES, type ChangeFeed, type ChangeQuery, type ChangeRead } from './changes.ts'
-import type { Query } from './postgres-pool.ts'
-import { keptPayloadSql } from './webhooks.ts'
+import type { EventType } from '../../../schemas/webhook.ts'
+import { EVENT_BYTES, type ChangeFeed, type ChangeQuery, type ChangeRead } from '../changes.ts'
+import type { Query } from './pool.ts'
+import { keptPayloadSql } from '../webhooks.ts'
 
 // Seqs are drawn in commit order (see EVENTS_LOCK): a reader that sees an event sees every event before it.
 

@@ -1,20 +1,20 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { GroupCommit } from './group-commit.ts'
-import { Outage } from './outage.ts'
-import { codeOf, StoreUnavailable } from './errors.ts'
-import { probe, SETTINGS_TO_CHECK, settingsRefused, unavailable } from './postgres-connection.ts'
-import { storeLocation } from './location.ts'
-import { Commit, Commits } from './commits.ts'
-import { AGAIN, createBatch, deleteBatch, updateBatch, type Batch, type Update } from './postgres-batches.ts'
-import { SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
-import { PostgresPool } from './postgres-pool.ts'
-import { migrate, SCHEMA_VERSION } from './postgres-schema.ts'
-import { PostgresChanges } from './postgres-changes.ts'
-import { PostgresWebhooks } from './postgres-webhooks.ts'
+import { GroupCommit } from '../group-commit.ts'
+import { Outage } from '../outage.ts'
+import { codeOf, StoreUnavailable } from '../errors.ts'
+import { probe, SETTINGS_TO_CHECK, settingsRefused, unavailable } from './connection.ts'
+import { storeLocation } from '../location.ts'
+import { Commit, Commits } from '../commits.ts'
+import { AGAIN, createBatch, deleteBatch, updateBatch, type Batch, type Update } from './batches.ts'
+import { SELECT_PAGE_BY_TAG, SELECT_PLANTS, toPlant, utf8, type Row } from './plants.ts'
+import { PostgresPool } from './pool.ts'
+import { migrate, SCHEMA_VERSION } from './schema.ts'
+import { PostgresChanges } from './changes.ts'
+import { PostgresWebhooks } from './webhooks.ts'
 import {
   changed, pageStart, plantBytes, settledDelete, settledUpdate, type CreateResult, type DeleteOutcome, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore,
   type StoreContext, type UpdateResult
-} from './store.ts'
+} from '../store.ts'
 
 const FIRST_RETRY_MS = 100
 const MAX_RETRY_MS = 5000
@@ -117,7 +117,7 @@ export class PostgresStore implements PlantStore {
   }
 
   // Looks before it writes, so that an absent, stale or unchanged plant costs no commit; the
-  // batch writes only if the plant is still the one read (see postgres-writes.ts).
+  // batch writes only if the plant is still the one read (see writes.ts).
   async update (id: bigint, change: PlantChange, precondition?: Precondition): Promise<UpdateResult> {
     for (;;) {
       const previous = await this.get(id)
@@ -129,7 +129,7 @@ export class PostgresStore implements PlantStore {
   }
 
   // Looks first too: deleting no plant costs no commit. The batch deletes the plant only
-  // while it is still the one read (see postgres-writes.ts), so the precondition decided
+  // while it is still the one read (see writes.ts), so the precondition decided
   // on the read is the deleted plant's.
   async delete (id: bigint, precondition?: Precondition): Promise<DeleteOutcome> {
     for (;;) {

@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto'
-import type { DeliveryStatus } from '../../schemas/webhook.ts'
-import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from './idempotency-keys.ts'
-import { Commit, type Commits } from './commits.ts'
-import { eraseChunk } from './postgres-erasure.ts'
-import type { Query, Script } from './postgres-pool.ts'
-import { replayChunk } from './postgres-replay.ts'
-import { claimOutcome, claimScript, PRUNE_KEYS, RELEASE_KEY, subscribeOutcome, subscribeScript } from './postgres-subscribe.ts'
-import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
+import type { DeliveryStatus } from '../../../schemas/webhook.ts'
+import type { KeyClaim, KeyOutcome, KeyRequest, SubscribeOutcome } from '../idempotency-keys.ts'
+import { Commit, type Commits } from '../commits.ts'
+import { eraseChunk } from './erasure.ts'
+import type { Query, Script } from './pool.ts'
+import { replayChunk } from './replay.ts'
+import { claimOutcome, claimScript, PRUNE_KEYS, RELEASE_KEY, subscribeOutcome, subscribeScript } from './subscribe.ts'
+import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, toDelivery, toSubscription, type DeliveryRow, type SubscriptionRow } from '../webhook-rows.ts'
 import {
   DEFAULT_MAX_PENDING, dueDelivery, erasedSql, keptPayloadSql, PLANT_DELETED,
   type AttemptRecord, type DeliveryPage, type DueDelivery, type RestartOutcome, type StoredDelivery, type StoredSubscription, type WebhookStore
-} from './webhooks.ts'
+} from '../webhooks.ts'
 
 // The webhook tables as the PostgreSQL store reads and writes them. Every statement
 // commits on its own; times come from the database's clock, which every instance shares.
-// A change's deliveries are written by its own statement (see postgres-writes.ts).
+// A change's deliveries are written by its own statement (see writes.ts).
 
 // A delivery whose subscription is gone (see unsubscribe) is never claimed nor counted.
 const SUBSCRIBED = 'EXISTS (SELECT 1 FROM webhooks WHERE webhooks.id = webhook_deliveries.webhook_id)'

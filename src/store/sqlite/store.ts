@@ -1,16 +1,16 @@
 import type Database from 'better-sqlite3'
-import { tracing } from '../tracing/hooks.ts'
-import { openDatabase } from './sqlite-open.ts'
-import type { Commits } from './commits.ts'
-import { SqliteChanges } from './sqlite-changes.ts'
-import { SqliteDurable } from './sqlite-durable.ts'
-import { SqliteWebhooks } from './sqlite-webhooks.ts'
-import { announcement, deletedAnnouncement, updatedAnnouncement } from './webhooks.ts'
+import { tracing } from '../../tracing/hooks.ts'
+import { openDatabase } from './open.ts'
+import type { Commits } from '../commits.ts'
+import { SqliteChanges } from './changes.ts'
+import { SqliteDurable } from './durable.ts'
+import { SqliteWebhooks } from './webhooks.ts'
+import { announcement, deletedAnnouncement, updatedAnnouncement } from '../webhooks.ts'
 import {
   changed, pageStart, plantBytes, samePlant, settledDelete, settledUpdate, WRITE_OVERHEAD_BYTES,
   type CreateResult, type DeleteOutcome, type ListQuery, type PlantChange, type Precondition, type StoredPlant, type PlantStore, type StoreContext,
   type UpdateResult
-} from './store.ts'
+} from '../store.ts'
 
 interface Row { id: bigint, name: string, tag: string | null }
 

@@ -1,4 +1,4 @@
-import type { StoredPlant } from './store.ts'
+import type { StoredPlant } from '../store.ts'
 
 // The plants table as the PostgreSQL store reads it; names and tags are bytea, kept byte for byte.
 

@@ -1,9 +1,9 @@
 import pg from 'pg'
-import type { EventType } from '../../schemas/webhook.ts'
-import { bytes, utf8 } from './postgres-plants.ts'
-import { literal } from './postgres-statement.ts'
-import type { StoredPlant } from './store.ts'
-import { deletedAnnouncement, eventBit } from './webhooks.ts'
+import type { EventType } from '../../../schemas/webhook.ts'
+import { bytes, utf8 } from './plants.ts'
+import { literal } from './statement.ts'
+import type { StoredPlant } from '../store.ts'
+import { deletedAnnouncement, eventBit } from '../webhooks.ts'
 
 // The statements that change plants. Each announces its changes in its own transaction: an
 // event per change (its payload once: the change feed's record; the trace context of the

@@ -1,11 +1,11 @@
 import type Database from 'better-sqlite3'
-import type { DeliveryStatus } from '../../schemas/webhook.ts'
-import { erasedSql, eventBitSql, keptPayloadSql, PLANT_DELETED } from './webhooks.ts'
-import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, type DeliveryRow, type SubscriptionRow } from './webhook-rows.ts'
+import type { DeliveryStatus } from '../../../schemas/webhook.ts'
+import { erasedSql, eventBitSql, keptPayloadSql, PLANT_DELETED } from '../webhooks.ts'
+import { DELIVERY_COLUMNS, SUBSCRIPTION_COLUMNS, type DeliveryRow, type SubscriptionRow } from '../webhook-rows.ts'
 
 // The SQLite webhook store's statements, and the chunks of replays and erasures they make
 // up. `+` before a parameter in LIMIT or equal to a non-unique index's first column
-// (`webhook_id = +?`): see the plants' statements (sqlite.ts).
+// (`webhook_id = +?`): see the plants' statements (store.ts).
 
 export interface DueRow { id: string, payload: Buffer | null, attempts: bigint, trace_context: string | null }
 export interface Claim { webhook: string, now: number, limit: number, lease: string, until: number }

@@ -2,18 +2,18 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type pg from 'pg'
 import { from as copyFrom } from 'pg-copy-streams'
-import { SELECT_PLANTS, toPlant, type Row } from './postgres-plants.ts'
-import { latestSeq, restartHistory } from './postgres-history.ts'
-import { openSession, type PostgresSession } from './postgres-session.ts'
-import { EVENTS_LOCK } from './postgres-writes.ts'
-import type { StoredPlant } from './store.ts'
+import { SELECT_PLANTS, toPlant, type Row } from './plants.ts'
+import { latestSeq, restartHistory } from './history.ts'
+import { openSession, type PostgresSession } from './session.ts'
+import { EVENTS_LOCK } from './writes.ts'
+import type { StoredPlant } from '../store.ts'
 import {
   TRANSFER_CHUNK, type DeliveryRecord, type EventRecord, type Held, type SnapshotSummary, type StoreLoad, type StoreSnapshot, type SubscriptionRecord
-} from './transfer.ts'
+} from '../transfer.ts'
 import {
   DELIVERY_COLUMNS, EVENT_COLUMNS, OWED_EVENT, PENDING, SUBSCRIPTION_COLUMNS, toDeliveryRecord, toEventRecord, toSubscriptionRecord,
   type DeliveryRow, type EventRow, type SubscriptionRow
-} from './transfer-rows.ts'
+} from '../transfer-rows.ts'
 
 // A PostgreSQL database read out (a snapshot) and written in (a load), each in one transaction.
 

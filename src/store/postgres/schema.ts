@@ -1,5 +1,5 @@
 import type pg from 'pg'
-import { STATEMENT_TIMEOUT_MS } from './postgres-connection.ts'
+import { STATEMENT_TIMEOUT_MS } from './connection.ts'
 
 // Each entry moves the schema one version up; every version reached is recorded in
 // plant_store_migrations, in the same transaction as the change. Append, never edit.

@@ -1,6 +1,6 @@
 import pg from 'pg'
-import { codeOf } from './errors.ts'
-import { timed } from './postgres-statement.ts'
+import { codeOf } from '../errors.ts'
+import { timed } from './statement.ts'
 
 // An unreachable database answers a 503 in seconds: connecting and each statement are
 // bounded, the server's cancel first (the connection stays usable), the client's last.

@@ -1,14 +1,14 @@
 import type Database from 'better-sqlite3'
-import { openDatabase } from './sqlite-open.ts'
-import { latestSeq, restartHistory } from './sqlite-history.ts'
-import type { StoredPlant } from './store.ts'
+import { openDatabase } from './open.ts'
+import { latestSeq, restartHistory } from './history.ts'
+import type { StoredPlant } from '../store.ts'
 import {
   TRANSFER_CHUNK, type DeliveryRecord, type EventRecord, type Held, type SnapshotSummary, type StoreLoad, type StoreSnapshot, type SubscriptionRecord
-} from './transfer.ts'
+} from '../transfer.ts'
 import {
   DELIVERY_COLUMNS, EVENT_COLUMNS, OWED_EVENT, PENDING, SUBSCRIPTION_COLUMNS, toDeliveryRecord, toEventRecord, toSubscriptionRecord,
   type DeliveryRow, type EventRow, type SubscriptionRow
-} from './transfer-rows.ts'
+} from '../transfer-rows.ts'
 
 // A SQLite file read out (a snapshot) and written in (a load), each in one transaction,
 // synchronously, a chunk at a time.

@@ -1,11 +1,11 @@
 import type pg from 'pg'
-import { EVENTS_LOCK } from './postgres-writes.ts'
-import { restartedThrough } from './transfer.ts'
+import { EVENTS_LOCK } from './writes.ts'
+import { restartedThrough } from '../transfer.ts'
 
 // The change feed's history in PostgreSQL: its newest seq, and the restart that puts every
 // cursor of an earlier history behind the horizon. Both run in the caller's transaction.
 
-/** Takes, to the end of the transaction, the lock every transaction writing events holds (see postgres-writes.ts). */
+/** Takes, to the end of the transaction, the lock every transaction writing events holds (see writes.ts). */
 export async function lockEvents (client: pg.ClientBase): Promise<void> {
   await client.query(`SELECT pg_advisory_xact_lock(${EVENTS_LOCK})`)
 }

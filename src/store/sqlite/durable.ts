@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type Database from 'better-sqlite3'
-import { monotonicMs } from '../process/clock.ts'
-import { Commit, Commits } from './commits.ts'
-import { codeOf, PlantRejected } from './errors.ts'
+import { monotonicMs } from '../../process/clock.ts'
+import { Commit, Commits } from '../commits.ts'
+import { codeOf, PlantRejected } from '../errors.ts'
 import { FileIdentity } from './file-identity.ts'
-import { GroupCommit } from './group-commit.ts'
-import { Outage } from './outage.ts'
-import type { StoreContext } from './store.ts'
+import { GroupCommit } from '../group-commit.ts'
+import { Outage } from '../outage.ts'
+import type { StoreContext } from '../store.ts'
 import { WalSync } from './wal-sync.ts'
 
 // The file, the disk or a lock is the problem, not the request: 503, and the store recovers by itself.

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import { codeOf } from './errors.ts'
+import { codeOf } from '../errors.ts'
 
 /** Another connection has the file open: a service runs on it, most likely. */
 export class FileInUse extends Error {

@@ -1,7 +1,7 @@
-import { EVENTS_LOCK, NEW_DELIVERY_ID } from './postgres-writes.ts'
-import type { Query, Script } from './postgres-pool.ts'
-import { literal } from './postgres-statement.ts'
-import { erasedSql, eventBitSql } from './webhooks.ts'
+import { EVENTS_LOCK, NEW_DELIVERY_ID } from './writes.ts'
+import type { Query, Script } from './pool.ts'
+import { literal } from './statement.ts'
+import { erasedSql, eventBitSql } from '../webhooks.ts'
 
 /**
  * A chunk of a replay: the next `limit` events from replay_from, within the subscription's

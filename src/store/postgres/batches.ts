@@ -1,13 +1,13 @@
-import { Commit } from './commits.ts'
-import { PlantRejected, StoreUnavailable } from './errors.ts'
-import { refused } from './postgres-connection.ts'
-import { bytes, SELECT_PLANTS, toPlant, utf8, type Row } from './postgres-plants.ts'
-import type { Query, Script } from './postgres-pool.ts'
-import { deleteScript, INSERT_PLANTS, UPDATE_PLANTS } from './postgres-writes.ts'
+import { Commit } from '../commits.ts'
+import { PlantRejected, StoreUnavailable } from '../errors.ts'
+import { refused } from './connection.ts'
+import { bytes, SELECT_PLANTS, toPlant, utf8, type Row } from './plants.ts'
+import type { Query, Script } from './pool.ts'
+import { deleteScript, INSERT_PLANTS, UPDATE_PLANTS } from './writes.ts'
 import {
   changed, samePlant, settledUpdate, type CreateResult, type PlantChange, type Precondition, type StoredPlant, type UpdateResult
-} from './store.ts'
-import { announcement, DEFAULT_MAX_PENDING, updatedAnnouncement } from './webhooks.ts'
+} from '../store.ts'
+import { announcement, DEFAULT_MAX_PENDING, updatedAnnouncement } from '../webhooks.ts'
 
 // The batches of the PostgreSQL store's group commits: creates, updates and deletes that
 // arrive together share a statement (a delete's, one script), its only commit.

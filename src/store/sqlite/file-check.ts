@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3'
-import { codeOf } from './errors.ts'
-import { refuseForeign, SCHEMA_VERSION } from './sqlite-schema.ts'
+import { codeOf } from '../errors.ts'
+import { refuseForeign, SCHEMA_VERSION } from './schema.ts'
 
 // How many of integrity_check's findings a refusal quotes.
 const FINDINGS = 3

@@ -1,6 +1,6 @@
 import pg from 'pg'
-import { CONNECT_TIMEOUT_MS } from './postgres-connection.ts'
-import { migrate } from './postgres-schema.ts'
+import { CONNECT_TIMEOUT_MS } from './connection.ts'
+import { migrate } from './schema.ts'
 
 /** One connection of a store's command (a copy, a restart): long statements, so no statement timeout. */
 export interface PostgresSession {
