@@ -1,5 +1,5 @@
 import type { Metrics } from '../plugins/metrics.ts'
-import type { CreateResult, PlantStore } from '../store/store.ts'
+import type { PlantStore } from '../store/store.ts'
 
 /** The store with each operation's latency and outcome recorded; the engines stay unaware of it. */
 export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
@@ -15,9 +15,8 @@ export function instrumented (store: PlantStore, metrics: Metrics): PlantStore {
       throw err
     }
   }
-  const created = (result: CreateResult): string => result.outcome
   return {
-    create: async (plant) => await timed('create', store.create(plant), created),
+    create: async (plant) => await timed('create', store.create(plant), (result) => result.outcome),
     get: async (id) => await timed('get', store.get(id), (plant) => plant === undefined ? 'absent' : 'found'),
     list: async (query) => await timed('list', store.list(query), () => 'ok'),
     update: async (id, change, precondition) => await timed('update', store.update(id, change, precondition), (result) => result.outcome),

@@ -12,6 +12,8 @@ export class Commit {
   deliveries = 0
   /** Plants deleted: their earlier events wait for the cleanup to erase them. */
   deletions = 0
+  /** Subscriptions added, deleted or enabled: the dispatcher reads them again. */
+  subscriptions = 0
 }
 
 // A type, not an interface: EventEmitter's map of events takes no interface.
@@ -20,6 +22,6 @@ export type CommitEvents = { committed: [Commit] }
 /** The store's one event: `committed`, once for each transaction that did something a Commit counts. */
 export class Commits extends EventEmitter<CommitEvents> {
   tell (commit: Commit): void {
-    if (commit.events > 0 || commit.deliveries > 0 || commit.deletions > 0) this.emit('committed', commit)
+    if (commit.events > 0 || commit.deliveries > 0 || commit.deletions > 0 || commit.subscriptions > 0) this.emit('committed', commit)
   }
 }

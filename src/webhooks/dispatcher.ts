@@ -50,8 +50,11 @@ export class Dispatcher {
     this.#leaseMs = 3 * settings.timeoutMs + 1000
     this.#breaker = new ReceiverBreaker(FAILURES_TO_PAUSE, settings.retryBaseMs, MAX_PAUSE_MS)
     this.#upkeep = new OutboxUpkeep(store, log)
-    // Deliveries this instance queued go out at once; another instance's, at the next poll.
-    commits.on('committed', ({ deliveries }) => { if (deliveries > 0) this.wake() })
+    // What this instance committed is acted on at once; another instance's, at the next poll.
+    commits.on('committed', ({ deliveries, subscriptions }) => {
+      if (subscriptions > 0) this.refresh()
+      else if (deliveries > 0) this.wake()
+    })
   }
 
   start (): void {

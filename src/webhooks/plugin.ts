@@ -37,19 +37,15 @@ async function webhooks (app: FastifyInstance, { store, commits, settings, resol
   const dispatcher = new Dispatcher(store, commits, new Sender(policy, settings.timeoutMs), settings, app.log, app.metrics)
   const cleanup = new OutboxCleanup(store, app.log)
   app.metrics.pendingDeliveries = async () => await store.pending()
-  // A deleted plant's events read as erased at once; the cleanup erases their data.
-  commits.on('committed', ({ deletions }) => { if (deletions > 0) cleanup.wake() })
+  // A deleted plant's events read as erased at once, a deleted subscription's deliveries are
+  // never claimed: the cleanup erases and deletes their data.
+  commits.on('committed', ({ deletions, subscriptions }) => { if (deletions > 0 || subscriptions > 0) cleanup.wake() })
   app.addHook('onReady', async () => {
     dispatcher.start()
     cleanup.start()
   })
   app.addHook('onClose', async () => await Promise.all([dispatcher.close(), cleanup.close()]))
-  const changed = (): void => {
-    dispatcher.refresh()
-    // A subscription deleted leaves its deliveries to the cleanup.
-    cleanup.wake()
-  }
-  await app.register(webhookRoutes, { store, policy, changed })
+  await app.register(webhookRoutes, { store, policy })
 }
 
 export default fp(webhooks, { name: 'webhooks', fastify: '5.x', dependencies: ['metrics', 'auth'], encapsulate: true })

@@ -106,7 +106,9 @@ export class PostgresWebhooks implements WebhookStore {
   }
 
   async subscribe (subscription: StoredSubscription, max: number, claim?: KeyClaim): Promise<SubscribeOutcome> {
-    return subscribeOutcome(await this.#script(subscribeScript(subscription, max, claim)))
+    const outcome = subscribeOutcome(await this.#script(subscribeScript(subscription, max, claim)))
+    if (outcome === 'subscribed') this.#told({ subscriptions: 1 })
+    return outcome
   }
 
   async claimKey (request: KeyRequest): Promise<KeyOutcome> {
@@ -132,7 +134,9 @@ export class PostgresWebhooks implements WebhookStore {
    * deliveries, as any left without a subscription, are then deleted by sweep.
    */
   async unsubscribe (id: string): Promise<boolean> {
-    return (await this.#query('DELETE FROM webhooks WHERE id = $1', [id])).rowCount === 1
+    const deleted = (await this.#query('DELETE FROM webhooks WHERE id = $1', [id])).rowCount === 1
+    if (deleted) this.#told({ subscriptions: 1 })
+    return deleted
   }
 
   async sweep (limit: number): Promise<number> {
@@ -190,7 +194,9 @@ export class PostgresWebhooks implements WebhookStore {
   }
 
   async enable (id: string): Promise<boolean> {
-    return (await this.#query<{ found: number }>(ENABLE, [id])).rows[0].found === 1
+    const found = (await this.#query<{ found: number }>(ENABLE, [id])).rows[0].found === 1
+    if (found) this.#told({ subscriptions: 1 })
+    return found
   }
 
   async replay (id: string, limit: number): Promise<number> {

@@ -76,6 +76,7 @@ export class SqliteWebhooks implements WebhookStore {
       this.#statements.subscribe.run(id, url, secret, eventMask(events), createdAt.getTime())
       if (claim !== undefined) this.#keys.complete(claim, id)
       commit.subscribed = true
+      commit.subscriptions++
       return 'subscribed'
     })
   }
@@ -99,7 +100,11 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async unsubscribe (id: string): Promise<boolean> {
-    return await this.#write(WRITE_OVERHEAD_BYTES, () => this.#statements.unsubscribe.run(id).changes === 1)
+    return await this.#write(WRITE_OVERHEAD_BYTES, (commit) => {
+      const deleted = this.#statements.unsubscribe.run(id).changes
+      commit.subscriptions += deleted
+      return deleted === 1
+    })
   }
 
   // The cleanup's statements look before they write: an outbox with nothing to delete costs no commit.
@@ -176,9 +181,10 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   async enable (id: string): Promise<boolean> {
-    return await this.#write(WRITE_OVERHEAD_BYTES, () => {
+    return await this.#write(WRITE_OVERHEAD_BYTES, (commit) => {
       if (this.#statements.exists.get(id) === undefined) return false
       this.#statements.enable.run(id)
+      commit.subscriptions++
       return true
     })
   }
