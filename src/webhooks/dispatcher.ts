@@ -51,10 +51,7 @@ export class Dispatcher {
     this.#breaker = new ReceiverBreaker(FAILURES_TO_PAUSE, settings.retryBaseMs, MAX_PAUSE_MS)
     this.#upkeep = new OutboxUpkeep(store, log)
     // What this instance committed is acted on at once; another instance's, at the next poll.
-    commits.on('committed', ({ deliveries, subscriptions }) => {
-      if (subscriptions > 0) this.refresh()
-      else if (deliveries > 0) this.wake()
-    })
+    commits.on('committed', ({ deliveries, subscriptions }) => { if (subscriptions > 0) this.refresh(); else if (deliveries > 0) this.wake() })
   }
 
   start (): void {

@@ -12,15 +12,8 @@ import { announcement, DEFAULT_MAX_PENDING, updatedAnnouncement } from '../webho
 // The batches of the PostgreSQL store's group commits: creates, updates and deletes that
 // arrive together share a statement (a delete's, one script), its only commit.
 
-/** What a batch is given besides its items. */
-export interface Batch {
-  /** The trace context of the request that submitted each item, for its event to keep. */
-  traceContexts: Array<string | undefined>
-  /** A subscription's bound of pending deliveries. */
-  maxPending: number
-  /** Counts what the batch wrote. */
-  commit: Commit
-}
+/** Besides its items, a batch is given each one's trace context, the bound of a subscription's pending deliveries, and the Commit that counts what it wrote. */
+export interface Batch { traceContexts: Array<string | undefined>, maxPending: number, commit: Commit }
 
 /** The answer of a write whose plant changed since it was read: read it and decide again. */
 export const AGAIN = Symbol('again')
@@ -41,12 +34,11 @@ function traceColumn (traceContexts: Array<string | undefined>): Array<string | 
 }
 
 /**
- * Writes a batch of creates in one statement; the ids not inserted are read to tell a retry
- * from a conflict. Only before the first INSERT commits may an error throw (and GroupCommit
- * split the batch); after it, errors answer only the plants not yet settled, and with this
- * schema none should come (ON CONFLICT checks constraints first; the tag index holds a hash).
+ * Creates in one statement, the ids not inserted read to tell a retry from a conflict. Once the
+ * INSERT committed, an error answers only the plants not yet settled: GroupCommit must not split.
  */
-export async function createBatch (query: Query, plants: StoredPlant[], batch: Batch = alone()): Promise<Array<CreateResult | Error>> {
+export async function createBatch (query: Query, plants: StoredPlant[],
+  batch: Batch = { traceContexts: [], maxPending: DEFAULT_MAX_PENDING, commit: new Commit() }): Promise<Array<CreateResult | Error>> {
   const stored = new Map<bigint, StoredPlant | Error>()
   const created = new Set<number>()
   let pending = firstById(plants)
@@ -97,10 +89,8 @@ async function insert (query: Query, which: number[], all: StoredPlant[], { trac
 interface Chain { id: bigint, from: StoredPlant, to: StoredPlant, events: Array<{ payload: Buffer, traceContext?: string }> }
 
 /**
- * Writes a batch of updates in one statement, each decided in turn against the plant as
- * the updates before it in the batch leave it (so two of one plant apply in order). When a
- * plant changed since it was read, its updates answer AGAIN. The one statement is the one
- * commit: an error throws before it, and GroupCommit splits the batch.
+ * Updates in one statement, each decided against the plant as the updates before it in the
+ * batch leave it; those of a plant changed since it was read answer AGAIN.
  */
 export async function updateBatch (query: Query, updates: Update[], { traceContexts, maxPending, commit }: Batch): Promise<Array<UpdateResult | typeof AGAIN>> {
   const chains = new Map<bigint, Chain>()
@@ -135,11 +125,7 @@ export async function updateBatch (query: Query, updates: Update[], { traceConte
   return results.map((result, i) => updated.has(updates[i].id) ? result : AGAIN)
 }
 
-/**
- * Deletes a batch of plants, each as it was read, in one transaction: true for the first
- * delete of each plant deleted, false for the others of it in the batch (it is gone by
- * then); AGAIN for every delete of a plant changed since it was read.
- */
+/** Deletes in one transaction: true for a plant's first delete, false for its others; AGAIN when it changed since it was read. */
 export async function deleteBatch (script: Script, plants: StoredPlant[], { traceContexts, maxPending, commit }: Batch): Promise<Array<boolean | typeof AGAIN>> {
   const firsts = firstById(plants)
   const [, { rows: [{ deleted }] }, { rows: [{ announced, queued }] }] = await script(deleteScript(firsts.map((i) => plants[i]), firsts.map((i) => traceContexts[i]), maxPending))
@@ -154,9 +140,4 @@ export async function deleteBatch (script: Script, plants: StoredPlant[], { trac
     answered.add(plant.id)
     return true
   })
-}
-
-/** A batch of no traced request, under the default bound, whose news no one hears. */
-function alone (): Batch {
-  return { traceContexts: [], maxPending: DEFAULT_MAX_PENDING, commit: new Commit() }
 }

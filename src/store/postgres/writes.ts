@@ -5,16 +5,11 @@ import { literal } from './statement.ts'
 import type { StoredPlant } from '../store.ts'
 import { deletedAnnouncement, eventBit } from '../webhooks.ts'
 
-// The statements that change plants. Each announces its changes in its own transaction: an
-// event per change (its payload once: the change feed's record; the trace context of the
-// request, when traced) and a delivery of it to each subscription choosing it. Each writes
-// a plant only while it is still the one read (compare and set), so two instances cannot
-// both act on one state: the one that finds it changed reads it again.
+// The statements that change plants, each announcing its changes (events, deliveries) in its
+// own transaction, each compare-and-set: a plant changed since it was read is left alone.
 
-// Any fixed number, the same in every instance. Every transaction that writes events takes
-// it before its first write and holds it to its commit, so seqs are drawn in commit order:
-// a reader that sees an event sees every event before it, and a cursor never passes a gap
-// that a slower transaction fills later. Writers across instances commit one at a time.
+// Taken by every transaction that writes events, before its first write, so that seqs are
+// drawn in commit order: a cursor never passes a gap a slower transaction fills later.
 export const EVENTS_LOCK = '7140531842950291129'
 // A statement's writes wait on EVENTS_LOCKED, so that the lock is taken before any row is.
 const EVENTS_LOCK_CTE = `events_lock AS (SELECT pg_advisory_xact_lock(${EVENTS_LOCK})::text AS locked)`
@@ -24,14 +19,10 @@ const EVENTS_LOCKED = '(SELECT locked FROM events_lock) IS NOT NULL'
 export const NEW_DELIVERY_ID = "'msg_' || lpad(to_hex(floor(extract(epoch FROM now()) * 1000)::bigint), 12, '0') || right(replace(gen_random_uuid()::text, '-', ''), 20)"
 
 /**
- * The CTEs that announce the events of `source` (columns plant_id, payload, trace_context, ord): each
- * payload once, in ord order, and a delivery of each to every enabled subscription choosing
- * the type that stays within `max` pending; one the events would take past it is disabled
- * instead, their first its first missed. A subscription whose replay is under way gets
- * them from the replay, in order, within its bound: it is neither announced to nor disabled.
- * The subscriptions are locked (FOR NO KEY UPDATE: a delete, and another statement counting,
- * wait for it) in id order, so that two instances' batches cannot deadlock; a subscription
- * deleted meanwhile then finds the deliveries (see unsubscribe).
+ * The CTEs that write the events of `source` (plant_id, payload, trace_context, ord) and a
+ * delivery of each to every enabled subscription choosing the type within `max` pending; one
+ * the events would take past it is disabled instead, one replaying gets them from its replay.
+ * Subscriptions are locked in id order, so that two instances' batches cannot deadlock.
  */
 function announcing (source: string, type: EventType, max: string): string {
   return `subscribers AS (
@@ -73,11 +64,7 @@ export const INSERT_PLANTS = `WITH ${EVENTS_LOCK_CTE}, batch AS (
   ), ${announcing('created', 'plant.created', '$5')}
   SELECT id, ${QUEUED} FROM inserted`
 
-/**
- * Updates, each plant written once from the state read ($4, $5) to its last state ($2, $3),
- * with the events of each of its updates in order ($6 plant ids, $7 payloads, $9 trace
- * contexts); $8 the bound of pending deliveries. The ids written.
- */
+/** Updates: each plant once, from the state read ($4, $5) to its last ($2, $3), with the event of each update ($6, $7, $9); $8 the bound. */
 export const UPDATE_PLANTS = `WITH ${EVENTS_LOCK_CTE}, batch AS (
     SELECT * FROM unnest($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[], $5::bytea[]) AS batch (id, name, tag, old_name, old_tag)
     WHERE ${EVENTS_LOCKED}
@@ -92,10 +79,8 @@ export const UPDATE_PLANTS = `WITH ${EVENTS_LOCK_CTE}, batch AS (
   SELECT id, ${QUEUED} FROM changed`
 
 /**
- * Deletes the plants still as they were read, then announces each deletion, in one
- * transaction; the ids it deleted pass to the second statement in a transaction-local
- * setting. A deleted plant's earlier events are left to erase (plant_erasures), whatever
- * their number: they read as erased once it commits, and the cleanup erases them.
+ * Deletes the plants still as read, then announces each deletion, in one transaction (the ids
+ * pass in a transaction-local setting); their earlier events are left to the cleanup to erase.
  */
 export function deleteScript (plants: StoredPlant[], traceContexts: Array<string | undefined>, maxPending: number): string {
   // Quoted: a bare -9223372036854775808::bigint casts 9223372036854775808 first, out of range.

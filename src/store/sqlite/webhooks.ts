@@ -37,11 +37,8 @@ export class SqliteWebhooks implements WebhookStore {
   }
 
   /**
-   * Writes a plant's event (its payload once: the change feed's record of it), and a
-   * delivery of it to each enabled subscription choosing it below its bound (those at the
-   * bound are disabled): called by the change inside its transaction, so they commit (or
-   * roll back) with it, and counted in its commit. The event keeps the trace context of the
-   * request that made the change, if traced. Returns the event's seq. O(subscriptions).
+   * Writes a change's event and a delivery of it to each enabled subscription choosing it
+   * (one at its bound is disabled instead), in the change's transaction; returns its seq.
    */
   announce (commit: SqliteCommit, type: EventType, plantId: bigint, payload: Buffer, traceContext: string | undefined): number | bigint {
     const now = Date.now()
