@@ -143,7 +143,7 @@ t.test("an application's database that numbers its schema, or marks the file as 
   await refused('marked', 'PRAGMA application_id = 1196444487',
     /its PRAGMA application_id is 0x47504b47, not the plant store's, and was left untouched/)
   await refused('numbered-beyond', 'CREATE TABLE plants (id INTEGER PRIMARY KEY); PRAGMA user_version = 99',
-    /without the plant store's tables of that version \(webhooks, webhook_deliveries, webhook_events, event_horizon, idempotency_keys\)/)
+    /without the plant store's tables of that version \(webhooks, webhook_deliveries, webhook_events, event_horizon, idempotency_keys, plant_erasures\)/)
   t.same(readdirSync(dir).sort(), ['marked.db', 'numbered-beyond.db', 'numbered-empty.db', 'numbered.db'], 'nothing written beside them')
 })
 
@@ -156,7 +156,7 @@ t.test('a file the plant store made before it marked its files is taken, upgrade
     await first.close()
     const old = new Database(file)
     // Version 2 had no webhooks.
-    if (version === 2) old.exec('DROP TABLE idempotency_keys; DROP TABLE webhook_events; DROP TABLE event_horizon; DROP TABLE webhook_deliveries; DROP TABLE webhooks; PRAGMA user_version = 2')
+    if (version === 2) old.exec('DROP TABLE plant_erasures; DROP TABLE idempotency_keys; DROP TABLE webhook_events; DROP TABLE event_horizon; DROP TABLE webhook_deliveries; DROP TABLE webhooks; PRAGMA user_version = 2')
     old.pragma('application_id = 0')
     old.close()
 
