@@ -1,7 +1,7 @@
 import { rmSync, statSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import { databaseConfig } from '../src/config.ts'
-import { refuseForeign } from '../src/store/sqlite-schema.ts'
+import { refuseForeign } from '../src/store/sqlite/schema.ts'
 import { devTokenFile } from '../src/tokens/dev-token.ts'
 
 // `npm run start:empty`, before it starts the service: deletes the SQLite store DATABASE_URL

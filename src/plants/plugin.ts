@@ -13,7 +13,7 @@ export interface PlantsOptions {
   maxBatch: number
   maxQueueBytes: number
   changes: ReaderLimits
-  webhooks: Omit<WebhooksOptions, 'store'>
+  webhooks: Omit<WebhooksOptions, 'store' | 'commits'>
 }
 
 /**
@@ -33,7 +33,7 @@ async function plants (app: FastifyInstance, { database, maxBatch, maxQueueBytes
   const turns = new PageTurns()
   await app.register(plantRoutes, { store, turns })
   await app.register(changeRoutes, { store, limits: changes, turns })
-  await app.register(webhooks, { ...webhookOptions, store: store.webhooks })
+  await app.register(webhooks, { ...webhookOptions, store: store.webhooks, commits: store.commits })
 }
 
 export default fp(plants, { name: 'plants', fastify: '5.x', dependencies: ['metrics', 'readiness', 'auth'], encapsulate: true })

@@ -1,5 +1,7 @@
+import type { EventEmitter } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import type { CommitEvents } from '../store/commits.ts'
 import type { WebhookStore } from '../store/webhooks.ts'
 import { AddressPolicy } from './address-policy.ts'
 import type { Resolve } from './resolver.ts'
@@ -18,6 +20,8 @@ export interface WebhookSettings extends DispatcherSettings {
 
 export interface WebhooksOptions {
   store: WebhookStore
+  /** The store's commits: what this instance queued goes out at once, what it deleted is erased. */
+  commits: EventEmitter<CommitEvents>
   settings: WebhookSettings
   /** How host names are resolved; the system's resolver unless a test gives its own. */
   resolve?: Resolve
@@ -27,25 +31,21 @@ export interface WebhooksOptions {
  * The webhooks module: the subscription routes, the dispatcher that delivers the outbox
  * (written by the plants module's creates) and its cleanup, from ready until close.
  */
-async function webhooks (app: FastifyInstance, { store, settings, resolve }: WebhooksOptions): Promise<void> {
+async function webhooks (app: FastifyInstance, { store, commits, settings, resolve }: WebhooksOptions): Promise<void> {
   store.limitPending(settings.maxPending)
   const policy = new AddressPolicy(settings.allowPrivate, resolve)
-  const dispatcher = new Dispatcher(store, new Sender(policy, settings.timeoutMs), settings, app.log, app.metrics)
+  const dispatcher = new Dispatcher(store, commits, new Sender(policy, settings.timeoutMs), settings, app.log, app.metrics)
   const cleanup = new OutboxCleanup(store, app.log)
   app.metrics.pendingDeliveries = async () => await store.pending()
-  // A deleted plant's events read as erased at once; the cleanup erases their data.
-  store.onDeleted(() => cleanup.wake())
+  // A deleted plant's events read as erased at once, a deleted subscription's deliveries are
+  // never claimed: the cleanup erases and deletes their data.
+  commits.on('committed', ({ deletions, subscriptions }) => { if (deletions > 0 || subscriptions > 0) cleanup.wake() })
   app.addHook('onReady', async () => {
     dispatcher.start()
     cleanup.start()
   })
   app.addHook('onClose', async () => await Promise.all([dispatcher.close(), cleanup.close()]))
-  const changed = (): void => {
-    dispatcher.refresh()
-    // A subscription deleted leaves its deliveries to the cleanup.
-    cleanup.wake()
-  }
-  await app.register(webhookRoutes, { store, policy, changed })
+  await app.register(webhookRoutes, { store, policy })
 }
 
 export default fp(webhooks, { name: 'webhooks', fastify: '5.x', dependencies: ['metrics', 'auth'], encapsulate: true })
