@@ -8,7 +8,6 @@ import { originForm } from './http/request-target.ts'
 import { requestIdGenerator } from './http/request-id.ts'
 import { RouteMethods } from './http/route-methods.ts'
 import { sharedSerializers } from './http/serializers.ts'
-import { notFoundHandler } from './http/unrouted.ts'
 import { buildValidatorCompiler, NO_QUERY } from './http/validation.ts'
 import { loggerOptions } from './log/logger.ts'
 import { RequestLog } from './log/request-log.ts'
@@ -67,7 +66,7 @@ export async function buildApp (config: Config, seams: Seams = {}): Promise<Fast
   app.addHttpMethod('DELETE', { hasBody: false, overrideExisting: true })
   app.setErrorHandler(errorHandler)
   app.decorateReply('errorCode', null)
-  app.setNotFoundHandler(notFoundHandler(routes))
+  app.setNotFoundHandler(routes.notFoundHandler)
 
   // Before the request gate: a preflight is recognized for it to answer, and a 404 is readable by the page.
   if (config.corsOrigins.length > 0) await app.register(cors)

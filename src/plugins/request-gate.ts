@@ -5,7 +5,6 @@ import type { Connections } from '../http/connections.ts'
 import { ShuttingDown, TargetInvalid, withHeaders } from '../http/errors.ts'
 import { isOriginForm } from '../http/request-target.ts'
 import type { RouteMethods } from '../http/route-methods.ts'
-import { unrouted } from '../http/unrouted.ts'
 import { DOCS_PREFIX } from './docs.ts'
 
 // Requests one connection may have waiting behind an answer still being written out; past
@@ -59,7 +58,7 @@ async function requestGate (app: FastifyInstance, { connections, routes }: Reque
     }
     if (!isOriginForm(request)) return done(new TargetInvalid())
     // No route takes OPTIONS: one that is no preflight is unrouted, though @fastify/cors routes it.
-    if (request.is404 || request.method === 'OPTIONS') return done(unrouted(request, routes))
+    if (request.is404 || request.method === 'OPTIONS') return done(routes.refusal(request))
     if (closing) return done(withHeaders(new ShuttingDown(), { connection: 'close' }))
     if (draining) reply.header('connection', 'close')
     done()
