@@ -51,6 +51,8 @@ export function errorHandler (error: ServiceError, request: FastifyRequest, repl
     : fromFastify[error.code]?.message(request) ?? error.message
   const details = error.details ?? detailsOf(error)
   reply.errorCode = code
+  // A body refused before it was parsed (415, 413, cut off) holds nothing any more.
+  request.server.releaseBody(request)
   const body = errorBody(code, message)
   return reply.code(body.error).send(details === undefined ? body : { ...body, details })
 }
@@ -87,7 +89,7 @@ export function echo (text: string): string {
 /** Errors Fastify raises before any hook runs take the same path, with the answer headers. */
 export function frameworkErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   setAnswerHeaders(request, reply)
-  // The router refuses a target that is no path (`*health`) as a bad URL, before requireOriginForm runs.
+  // The router refuses a target that is no path (`*health`) as a bad URL, before the request gate sees it.
   const notAPath = error.code === 'FST_ERR_BAD_URL' && !isOriginForm(request)
   errorHandler(notAPath ? new TargetInvalid() : error, request, reply)
 }

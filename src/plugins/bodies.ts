@@ -1,17 +1,19 @@
 import { Transform, type Readable } from 'node:stream'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Overloaded, withHeaders } from '../http/errors.ts'
-
-export interface BodyBudgetOptions {
-  /** The most bytes of request bodies being received at once, across every connection. */
-  maxBytes: number
-}
+import { parseJsonBody } from '../http/json-body.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** The bytes of request bodies held now (being received or not yet parsed). */
     bodyBytesInFlight: () => number
+    /** Gives back what a request's body holds of the budget: once parsed, or refused. */
+    releaseBody: (request: FastifyRequest) => void
+  }
+  interface FastifyRequest {
+    /** The bytes of the budget this request's body holds. */
+    bodyBytesHeld: number
   }
 }
 
@@ -24,39 +26,39 @@ const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'TRACE', 'CONNECT'])
 const refusal = () => withHeaders(new Overloaded(), REFUSED)
 
 /**
- * Bounds the bytes of bodies being received, which Fastify holds as Buffers outside the heap
- * until the body is whole: a declared length is reserved before a byte is read, a chunked
- * body as its chunks arrive; past the budget the request answers 503 and its connection is
- * closed. Runs after onRequest, so only an authorized request may hold any.
+ * Request bodies: JSON is the only one this API takes (anything else is a 415, text/plain
+ * included), parsed exactly; the bytes of bodies being received, which Fastify holds as
+ * Buffers outside the heap until a body is whole, are bounded by BODY_BYTES_IN_FLIGHT. A
+ * declared length is reserved before a byte is read, a chunked body as its chunks arrive;
+ * past the budget the request answers 503 and its connection is closed. Reserved after
+ * every onRequest hook, so only an authorized request may hold any; given back once parsed,
+ * or by the error handler for a body refused (415, 413, cut off).
  */
-async function bodyBudget (app: FastifyInstance, { maxBytes }: BodyBudgetOptions): Promise<void> {
+async function bodies (app: FastifyInstance): Promise<void> {
+  const maxBytes = app.config.BODY_BYTES_IN_FLIGHT
   let inFlight = 0
-  // The bytes each request holds, released once parsed or answered.
-  const holds = new WeakMap<FastifyRequest, { bytes: number }>()
+  app.decorateRequest('bodyBytesHeld', 0)
   app.decorate('bodyBytesInFlight', () => inFlight)
-
   const release = (request: FastifyRequest): void => {
-    const hold = holds.get(request)
-    if (hold === undefined) return
-    inFlight -= hold.bytes
-    hold.bytes = 0
+    inFlight -= request.bodyBytesHeld
+    request.bodyBytesHeld = 0
   }
+  app.decorate('releaseBody', release)
 
-  function reserve (request: FastifyRequest, reply: FastifyReply, bytes: number): boolean {
+  function reserve (request: FastifyRequest, bytes: number): boolean {
     if (inFlight + bytes > maxBytes) return false
     inFlight += bytes
-    let hold = holds.get(request)
-    if (hold === undefined) {
-      hold = { bytes: 0 }
-      holds.set(request, hold)
-      // 'close' comes once the answer is sent or the connection is gone, whichever is first.
-      reply.raw.once('close', () => release(request))
-    }
-    hold.bytes += bytes
+    request.bodyBytesHeld += bytes
     return true
   }
 
-  app.addHook('preParsing', (request, reply, payload, done) => {
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (request: FastifyRequest, body: Buffer) => {
+    release(request)
+    return parseJsonBody(body)
+  })
+
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     const declared = request.headers['content-length']
     if (BODYLESS.has(request.method) || (declared === undefined && request.headers['transfer-encoding'] === undefined)) {
       return done(null, payload)
@@ -65,14 +67,9 @@ async function bodyBudget (app: FastifyInstance, { maxBytes }: BodyBudgetOptions
       const length = Number(declared)
       // Fastify refuses a body declared past its limit without reading it.
       if (!(length <= request.routeOptions.bodyLimit)) return done(null, payload)
-      return reserve(request, reply, length) ? done(null, payload) : done(refusal())
+      return reserve(request, length) ? done(null, payload) : done(refusal())
     }
-    done(null, counted(payload, (bytes) => reserve(request, reply, bytes)))
-  })
-  // Parsed: the body's Buffers are dropped.
-  app.addHook('preValidation', (request, _reply, done) => {
-    release(request)
-    done()
+    done(null, counted(payload, (bytes) => reserve(request, bytes)))
   })
 }
 
@@ -88,4 +85,4 @@ function counted (payload: Readable, reserve: (bytes: number) => boolean): Reada
   return payload.pipe(counter)
 }
 
-export default fp(bodyBudget, { name: 'body-budget', fastify: '5.x' })
+export default fp(bodies, { name: 'bodies', fastify: '5.x', decorators: { fastify: ['config'] } })
