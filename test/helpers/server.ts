@@ -56,6 +56,13 @@ export interface RunningServer {
 /** The head of a POST /plants with the test token that announces a 100-byte JSON body. */
 export const CREATE_HEAD = `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`
 
+/**
+ * The Node flags a test runs a TypeScript program of the project with, as a process: tap's
+ * (types stripped, coverage counted), but not its module mocking, which no such program uses
+ * and whose hooks cost a fifth of a service's start.
+ */
+export const NODE_ARGS = process.execArgv.filter((arg) => !arg.includes('@tapjs/mock'))
+
 const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
 const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:' }
 
@@ -84,7 +91,7 @@ export interface ProcessOptions {
 
 /** src/server.ts as a process, run as tap runs this test (its types stripped by Node, its coverage counted). */
 function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions, { openFiles, fileBytes, resolvConf }: ProcessOptions = {}): ChildProcess {
-  const command = [process.execPath, ...process.execArgv, ...(fileBytes === undefined ? [] : FILE_SIZE_LIMITED), SERVER]
+  const command = [process.execPath, ...NODE_ARGS, ...(fileBytes === undefined ? [] : FILE_SIZE_LIMITED), SERVER]
   const options = { env: { ...process.env, ...CHILD_ENV, ...env }, stdio }
   const setup = [
     ...(resolvConf === undefined ? [] : [`mount --bind '${resolvConf}' /etc/resolv.conf`]),
