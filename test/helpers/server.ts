@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
-import { FLUSH_MS } from '../../src/log/logger.ts'
+import { Agent, fetch } from 'undici'
 import { TOKEN } from './app.ts'
 import { retryUntil } from './wait.ts'
 
@@ -64,7 +64,11 @@ export const CREATE_HEAD = `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: B
 export const NODE_ARGS = process.execArgv.filter((arg) => !arg.includes('@tapjs/mock'))
 
 const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
-const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:' }
+// An idle connection is the client's to close: a test's next request on one the service closed
+// that instant fails, and a loaded machine's lag makes that instant likely. The client gives an
+// idle connection half a second; the service, a minute (tests of the setting set their own).
+const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:', KEEP_ALIVE_TIMEOUT_MS: '60000' }
+const CLIENT = new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500 })
 
 // Under a file-size limit, Node ignores SIGXFSZ, so that a write past the limit fails with
 // EFBIG, as the service expects; the exit handler of tap's process tracking turns the
@@ -149,6 +153,7 @@ export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}, options
 async function request (url: string, method: string, path: string, { body, token = TOKEN, headers = {} }: RequestOptions = {}): Promise<Answer> {
   const started = performance.now()
   const res = await fetch(url + path, {
+    dispatcher: CLIENT,
     method,
     headers: {
       ...(token === null ? {} : { authorization: `Bearer ${token}` }),
@@ -209,13 +214,18 @@ export function errorLines (stdout: string[]): string[] {
   return stdout.filter((line) => /"level":(50|60)/.test(line))
 }
 
+let barriers = 0
+
 /**
- * Resolves once every line the service has logged so far has reached `stdout`: it
- * writes its log in blocks, each line within FLUSH_MS. A test that checks a line is
+ * Resolves once every line the service logged before the call has reached `stdout`: it writes
+ * its log in blocks, so a line is known to be there only once a later one is. The later one is
+ * a request to no route, which is logged at info like every 404. A test that checks a line is
  * absent, or counts lines, waits for this first.
  */
-export async function logsArrived (): Promise<void> {
-  await sleep(3 * FLUSH_MS)
+export async function logsArrived (server: RunningServer): Promise<void> {
+  const path = `/logs-arrived-${++barriers}`
+  await server.request('GET', path, { token: null })
+  await waitForLine(server.stdout, new RegExp(`"url":"${path}"`), 30_000)
 }
 
 /** Resolves with the first line matching, waiting up to timeoutMs for the process to write it. */

@@ -88,7 +88,7 @@ for (const route of postgresRoutes(t)) {
       // Both are PostgreSQL's now(); the id keeps its milliseconds, the log's createdAt rounds its microseconds.
       t.same(log.filter((d) => Math.abs(parseInt(d.id.slice(4, 16), 16) - Date.parse(d.createdAt)) > 1), [], 'each id begins with its creation time in ms')
 
-      await logsArrived()
+      await Promise.all([a, b].map(logsArrived))
       const deliveredBy = [a, b].map((server) => about(server, subscription.id, 'webhook delivered').map((line) => line.delivery))
       t.equal(deliveredBy[0].length + deliveredBy[1].length, 200, `the instances made 200 attempts between them (${deliveredBy[0].length} + ${deliveredBy[1].length})`)
       t.equal(new Set(deliveredBy.flat()).size, 200, 'no delivery attempted by both')
