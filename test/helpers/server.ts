@@ -47,10 +47,11 @@ export interface RunningServer {
   request: (method: string, path: string, options?: RequestOptions) => Promise<Answer>
   /**
    * The one raw-socket client: connects, writes the chunks as they are, `gapMs` apart,
-   * and resolves once the connection closes with everything received and how long it
-   * stayed open. The connection is closed when the test ends.
+   * and resolves once the connection closes with everything received, how long it stayed
+   * open and how many chunks were written before it closed. The connection is closed when
+   * the test ends.
    */
-  send: (chunks: Array<string | Uint8Array>, options?: SendOptions) => Promise<{ text: string, ms: number }>
+  send: (chunks: Array<string | Uint8Array>, options?: SendOptions) => Promise<{ text: string, ms: number, sent: number }>
 }
 
 /** The head of a POST /plants with the test token that announces a 100-byte JSON body. */
@@ -172,7 +173,7 @@ async function request (url: string, method: string, path: string, { body, token
   }
 }
 
-async function send (t: Test, port: number, chunks: Array<string | Uint8Array>, { gapMs = 0, until, signal, halfClose = false }: SendOptions = {}): Promise<{ text: string, ms: number }> {
+async function send (t: Test, port: number, chunks: Array<string | Uint8Array>, { gapMs = 0, until, signal, halfClose = false }: SendOptions = {}): Promise<{ text: string, ms: number, sent: number }> {
   const started = Date.now()
   const socket = connect(port, '127.0.0.1')
   t.teardown(() => { socket.destroy() })
@@ -185,13 +186,15 @@ async function send (t: Test, port: number, chunks: Array<string | Uint8Array>, 
     if (until?.(text) === true) socket.destroy()
   })
   signal?.addEventListener('abort', () => socket.destroy(), { once: true })
+  let sent = 0
   for (const [i, chunk] of chunks.entries()) {
     if (i > 0) await Promise.race([sleep(gapMs), closed])
     if (socket.destroyed) break
     socket.write(chunk)
+    sent++
   }
   if (halfClose && !socket.destroyed) socket.end()
-  return { ms: await closed, text }
+  return { ms: await closed, text, sent }
 }
 
 /**

@@ -10,6 +10,8 @@ import { retryUntil } from '../helpers/wait.ts'
 
 t.test('PostgreSQL sessions ended under the service, and a pool used up', { skip: postgresUnavailable() }, async (t) => {
   const server = await startPostgres(t)
+  // Each on a database of its own, side by side.
+  t.jobs = 5
 
   t.test('a statement sent just as the server ends its connection for being idle runs again on another: every request served', async (t) => {
     // Sessions end after 40 ms idle, and reads come about that far apart: some are sent
