@@ -28,6 +28,8 @@ export interface RequestOptions {
 export interface SendOptions {
   /** Milliseconds between one chunk and the next. */
   gapMs?: number
+  /** Awaited before each chunk after the first, after the gap: the next chunk waits for what the test says. */
+  next?: () => Promise<unknown>
   /** Called with everything received so far: true closes the connection. */
   until?: (text: string) => boolean
   /** Closes the connection when aborted. */
@@ -173,7 +175,7 @@ async function request (url: string, method: string, path: string, { body, token
   }
 }
 
-async function send (t: Test, port: number, chunks: Array<string | Uint8Array>, { gapMs = 0, until, signal, halfClose = false }: SendOptions = {}): Promise<{ text: string, ms: number, sent: number }> {
+async function send (t: Test, port: number, chunks: Array<string | Uint8Array>, { gapMs = 0, next, until, signal, halfClose = false }: SendOptions = {}): Promise<{ text: string, ms: number, sent: number }> {
   const started = Date.now()
   const socket = connect(port, '127.0.0.1')
   t.teardown(() => { socket.destroy() })
@@ -188,7 +190,7 @@ async function send (t: Test, port: number, chunks: Array<string | Uint8Array>, 
   signal?.addEventListener('abort', () => socket.destroy(), { once: true })
   let sent = 0
   for (const [i, chunk] of chunks.entries()) {
-    if (i > 0) await Promise.race([sleep(gapMs), closed])
+    if (i > 0) await Promise.race([sleep(gapMs).then(next), closed])
     if (socket.destroyed) break
     socket.write(chunk)
     sent++
