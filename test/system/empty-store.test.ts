@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { startServer } from '../helpers/server.ts'
+import { NODE_ARGS, startServer } from '../helpers/server.ts'
 
 // scripts/empty-store.ts, the first step of `npm run start:empty`: the plant store's own
 // SQLite files go, its development token stays; anything else is refused and left as it is.
@@ -11,7 +11,7 @@ const SCRIPT = new URL('../../scripts/empty-store.ts', import.meta.url).pathname
 
 async function emptyStore (env: NodeJS.ProcessEnv): Promise<{ code: number, stderr: string }> {
   try {
-    const { stderr } = await promisify(execFile)(process.execPath, [...process.execArgv, SCRIPT], { env: { ...process.env, ...env } })
+    const { stderr } = await promisify(execFile)(process.execPath, [...NODE_ARGS, SCRIPT], { env: { ...process.env, ...env } })
     return { code: 0, stderr }
   } catch (err) {
     const { code, stderr } = err as { code: number, stderr: string }

@@ -11,6 +11,7 @@ import t from 'tap'
 import { logOutput, type LogOutput, type LogOutputSizes } from '../../src/log/output.ts'
 import { OUTPUT_SIZES } from '../../src/log/logger.ts'
 import { fuzzSettings } from '../helpers/fuzz.ts'
+import { NODE_ARGS } from '../helpers/server.ts'
 import { retryUntil } from '../helpers/wait.ts'
 
 // The log's output on real file descriptors: a file, a file that fills up, and a pipe
@@ -206,7 +207,7 @@ const fullFile = join(import.meta.dirname, '..', 'helpers', 'log-to-a-full-file.
 /** Runs the helper under a file size limit of 8 KiB, which stands in for a full disk. */
 async function logToAFullFile (...args: string[]): Promise<string> {
   const { stdout } = await promisify(execFile)('bash', ['-c', 'ulimit -S -f 8 && exec "$@"', 'bash',
-    process.execPath, ...process.execArgv, fullFile, ...args], { timeout: 20_000 })
+    process.execPath, ...NODE_ARGS, fullFile, ...args], { timeout: 20_000 })
   return stdout
 }
 
