@@ -30,7 +30,9 @@ function fail (message: string, usage = false): never {
 const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`
 
 /** What a file holds, in one line. */
-const holds = (file: FileSummary): string => `${file.plants} plants, ${file.subscriptions} subscriptions, ${file.pendingDeliveries} pending deliveries, ` +
+const counted = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`
+const holds = (file: FileSummary): string =>
+  `${counted(file.plants, 'plant', 'plants')}, ${counted(file.subscriptions, 'subscription', 'subscriptions')}, ${counted(file.pendingDeliveries, 'pending delivery', 'pending deliveries')}, ` +
   `change feed up to seq ${file.latest}, schema version ${file.schemaVersion}, ${file.bytes} bytes`
 
 /** The SQLite file of DATABASE_URL; PostgreSQL has its own tools. */

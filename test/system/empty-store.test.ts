@@ -34,6 +34,17 @@ t.test('the store is emptied and its development token kept: the next start serv
   t.equal((await second.request('GET', '/plants', { token })).body, '[]', 'empty, and the same token accepted')
 })
 
+t.test('a store a running service has open is refused, and left to it', async (t) => {
+  const dir = t.testdir()
+  const env = { API_TOKENS: '', API_TOKENS_FILE: '', DATABASE_URL: `sqlite:${dir}/plants.db` }
+  const running = await startServer(t, env)
+  const token = readFileSync(`${dir}/plants.db.token`, 'utf8').trim()
+  t.equal((await running.request('POST', '/plants', { token, body: { id: 1, name: 'Fern' } })).statusCode, 200)
+  t.same(await emptyStore(env), { code: 1, stderr: `plant-store: cannot empty the store: ${dir}/plants.db is open in another process (a running service?): stop it first\n` })
+  t.ok(existsSync(`${dir}/plants.db`))
+  t.equal((await running.request('GET', '/plants/1', { token })).statusCode, 200, 'the service goes on serving its plants')
+})
+
 t.test("another application's database, PostgreSQL or a bad DATABASE_URL are refused, and nothing is deleted", async (t) => {
   const dir = t.testdir({ 'notes.db': 'not a database at all', 'notes.db-wal': 'x' })
   const foreign = await emptyStore({ DATABASE_URL: `sqlite:${dir}/notes.db` })
