@@ -14,8 +14,8 @@ export default [
   {
     // SQLite prepares a statement again at every run when a bare parameter is its LIMIT
     // or equals the first column of an index that is not unique (tag, webhook_id): `+?`
-    // is the same value without it (see the statements in src/store/sqlite.ts).
-    files: ['src/store/sqlite*.ts'],
+    // is the same value without it (see the statements in src/store/sqlite/store.ts).
+    files: ['src/store/sqlite/*.ts'],
     rules: {
       'no-restricted-syntax': ['error', ...['Literal[value', 'TemplateElement[value.raw'].map((node) => ({
         selector: `${node}=/\\b(LIMIT|tag\\s*=|webhook_id\\s*=)\\s*[?@:$]/i]`,

@@ -1,9 +1,8 @@
 /**
- * The `framework` rows' server: bare Fastify doing the work no version of the service can skip:
- * the bearer token checked by @fastify/bearer-auth, the body parsed by lossless-json (exact int64,
- * duplicate keys refused), validated by the service's validator compiler against its schemas,
- * answered through the compiled serializers, plants kept in a Map. No logging, metrics or store:
- * the service's ratio to these rows is what those cost.
+ * The `framework` rows' server: bare Fastify doing the work no version of the service can skip: the bearer
+ * token checked by @fastify/bearer-auth, the body parsed by lossless-json (exact int64, duplicate keys
+ * refused), validated by the service's validator compiler against its schemas, answered through the compiled
+ * serializers, plants kept in a Map. No logging, metrics or store: the service's ratio to these rows is what those cost.
  */
 import bearerAuth from '@fastify/bearer-auth'
 import { Type } from '@sinclair/typebox'

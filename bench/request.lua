@@ -1,8 +1,7 @@
 -- wrk script for every scenario: one request template whose `{id}` (in path and body) gets an id per request,
 -- and `{n}` a number no request of the run sent before (the id itself, unless ids cycle).
 -- Arguments after `--`, each key=value: token, method, path, body, threads (wrk -t), base (first fresh number)
--- and, for existing plants, cycle=n: ids 1..n in a scattered order. Without cycle every id is fresh.
--- done() prints one line, `BENCH_RESULT {json}`, that bench/measure.ts reads.
+-- and, for existing plants, cycle=n: ids 1..n in a scattered order. done() prints `BENCH_RESULT {json}`.
 
 local thread_count = 0
 function setup (thread)
@@ -14,8 +13,7 @@ end
 local SCATTER = 1000003
 local opt, n, headers = {}, 0, nil
 
--- A template split once at its tokens, rather than searched in every request: literal text at
--- odd indices, token names (`id`, `n`) at even ones.
+-- A template split once at its tokens: literal text at odd indices, token names (`id`, `n`) at even ones.
 local function split (template)
   if template == nil then return nil end
   local parts, rest = {}, template
@@ -31,7 +29,6 @@ end
 local values, filled = {}, {}
 local function fill (parts)
   if parts == nil then return nil end
-  -- An unknown token is sent as written.
   for i, part in ipairs(parts) do filled[i] = i % 2 == 1 and part or values[part] or '{' .. part .. '}' end
   return table.concat(filled, '', 1, #parts)
 end
@@ -64,9 +61,6 @@ end
 
 function done (summary, latency)
   local e = summary.errors
-  io.write(string.format(
-    'BENCH_RESULT {"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"maxUs":%d,' ..
-    '"statusErrors":%d,"connectErrors":%d,"readErrors":%d,"writeErrors":%d,"timeouts":%d}\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), latency.max,
-    e.status, e.connect, e.read, e.write, e.timeout))
+  io.write(string.format('BENCH_RESULT {"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"errors":%d}\n', summary.requests, summary.duration,
+    latency:percentile(50), latency:percentile(99), e.status + e.connect + e.read + e.write + e.timeout))
 end

@@ -1,35 +1,37 @@
 /**
- * What the bench measures and for how long: its settings (environment variables, listed in
- * bench/run.ts) and its scenarios as data. Add a scenario by adding a row.
+ * What the bench measures and for how long: its settings and its scenarios as data. Add a scenario by adding a row.
+ *   BENCH_SECONDS=10  BENCH_WARMUP_SECONDS=3   each measured run, and the warm-up before it
+ *   BENCH_CONNECTIONS=50      wrk -c (2 threads)
+ *   BENCH_PREFILL=100000      plants stored before the reads and updates
+ *   BENCH_ONLY=a,b            only these scenarios ('sqlite, no group commit' is one name)
+ *   BENCH_POSTGRES_URL=…      the postgres rows' database; else a throwaway cluster if PostgreSQL is installed
+ *   BENCH_ROUNDS=8            bench:ab: alternating rounds
+ *   BENCH_TRACING=1           the services trace every request, exported to a local sink
+ *   BENCH_PROFILE=1           the servers run under node --cpu-prof: each row's CPU per request, by part
  */
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { pgbouncerUnavailable, startPgBouncer } from '../test/helpers/pgbouncer.ts'
-import { postgresUnavailable, startPostgres } from '../test/helpers/postgres-cluster.ts'
+import { postgresUnavailable, startPostgres, type Teardowns } from '../test/helpers/postgres-cluster.ts'
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 function whole (name: string, fallback: number): number {
-  const raw = process.env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, not ${JSON.stringify(raw)}`)
-  return value
+  const value = Number(process.env[name] || fallback)
+  return Number.isInteger(value) && value >= 0 ? value : fail(`${name} must be a whole number, not ${JSON.stringify(process.env[name])}`)
 }
 
 export const settings = {
   seconds: whole('BENCH_SECONDS', 10),
   warmupSeconds: whole('BENCH_WARMUP_SECONDS', 3),
-  runs: Math.max(1, whole('BENCH_RUNS', 1)),
   rounds: Math.max(1, whole('BENCH_ROUNDS', 8)),
   connections: whole('BENCH_CONNECTIONS', 50),
-  threads: whole('BENCH_THREADS', 2),
+  threads: 2,
   prefill: whole('BENCH_PREFILL', 100_000),
   // Comma-separated names; a comma followed by a space belongs to a name ('sqlite, no group commit').
   only: process.env.BENCH_ONLY?.split(/,(?! )/).map((s) => s.trim()).filter((s) => s !== ''),
-  results: process.env.BENCH_RESULTS,
-  keep: process.env.BENCH_KEEP === '1',
+  tracing: process.env.BENCH_TRACING === '1',
   profile: process.env.BENCH_PROFILE === '1'
 }
 
@@ -49,8 +51,6 @@ export interface Scenario {
   request: RequestSpec
   /** Plants 1..prefill created through POST /plants before the warm-up. */
   prefill?: number
-  /** The framework row its ratio is taken to. */
-  compareTo: string
   postgres?: boolean
   /** Subscribed to a local receiver that answers 200 at once. */
   webhook?: boolean
@@ -64,8 +64,8 @@ const getPlant: RequestSpec = { method: 'GET', path: '/plants/{id}', existing: t
 const updatePlant: RequestSpec = { method: 'PUT', path: '/plants/{id}', body: '{"name":"Monstera {n}","tag":"tropical"}', existing: true }
 const getPage: RequestSpec = { method: 'GET', path: '/plants?limit=100' }
 
-/** Set by the runner when it starts a throwaway cluster, or BENCH_POSTGRES_URL; `pooled`: the cluster through a throwaway PgBouncer. */
-export const cluster: { url?: string, pooled?: string } = { url: process.env.BENCH_POSTGRES_URL }
+/** BENCH_POSTGRES_URL, or the throwaway cluster withPostgres starts; `pooled`: that cluster through a throwaway PgBouncer. */
+const cluster: { url?: string, pooled?: string } = { url: process.env.BENCH_POSTGRES_URL }
 
 const memory = (): Record<string, string> => ({ DATABASE_URL: 'memory:' })
 const sqlite = (env: Record<string, string> = {}) => (dir: string) => ({ DATABASE_URL: `sqlite:${join(dir, 'plants.db')}`, ...env })
@@ -74,51 +74,49 @@ const pgbouncer = (): Record<string, string> => ({ DATABASE_URL: cluster.pooled 
 // One commit per create: what group commit buys is the difference to the row without it.
 const noGroupCommit = { GROUP_COMMIT_MAX_BATCH: '1' }
 
-const CREATE = 'framework'
-const UPDATE = 'framework PUT /plants/{id}'
-const READ = 'framework GET /plants/{id}'
-const PAGE = 'framework GET /plants?limit=100'
-
+// Each framework row sends a request of its own: every other row's ratio is to the framework row of its request.
 export const scenarios: Scenario[] = [
-  { name: CREATE, server: 'framework', request: createPlant, compareTo: CREATE },
-  { name: 'memory', server: memory, request: createPlant, compareTo: CREATE },
-  { name: 'sqlite', server: sqlite(), request: createPlant, compareTo: CREATE },
-  { name: 'sqlite with a webhook subscriber', server: sqlite({ WEBHOOK_ALLOW_PRIVATE: 'true' }), request: createPlant, compareTo: CREATE, webhook: true },
-  { name: 'sqlite, no group commit', server: sqlite(noGroupCommit), request: createPlant, compareTo: CREATE },
-  { name: 'postgres', server: postgres(), request: createPlant, compareTo: CREATE, postgres: true },
-  { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, compareTo: CREATE, postgres: true },
-  { name: 'postgres, prepared statements', server: postgres({ DATABASE_PREPARED_STATEMENTS: 'true' }), request: createPlant, compareTo: CREATE, postgres: true, beside: 'postgres' },
+  { name: 'framework', server: 'framework', request: createPlant },
+  { name: 'memory', server: memory, request: createPlant },
+  { name: 'sqlite', server: sqlite(), request: createPlant },
+  { name: 'sqlite with a webhook subscriber', server: sqlite({ WEBHOOK_ALLOW_PRIVATE: 'true' }), request: createPlant, webhook: true },
+  { name: 'sqlite, no group commit', server: sqlite(noGroupCommit), request: createPlant },
+  { name: 'postgres', server: postgres(), request: createPlant, postgres: true },
+  { name: 'postgres, no group commit', server: postgres(noGroupCommit), request: createPlant, postgres: true },
+  { name: 'postgres, prepared statements', server: postgres({ DATABASE_PREPARED_STATEMENTS: 'true' }), request: createPlant, postgres: true, beside: 'postgres' },
   // Transaction mode, a pool of 4 server connections, its other settings the defaults.
-  { name: 'postgres through PgBouncer', server: pgbouncer, request: createPlant, compareTo: CREATE, postgres: true, beside: 'postgres' },
+  { name: 'postgres through PgBouncer', server: pgbouncer, request: createPlant, postgres: true, beside: 'postgres' },
   // Creates beside BENCH_PREFILL plants: with the row above, whether a create's cost grows with the store.
-  { name: 'sqlite POST /plants over the prefill', server: sqlite(), request: createPlant, prefill: settings.prefill, compareTo: CREATE, beside: 'sqlite' },
-  { name: UPDATE, server: 'framework', request: updatePlant, prefill: settings.prefill, compareTo: UPDATE },
-  { name: 'sqlite PUT /plants/{id}', server: sqlite(), request: updatePlant, prefill: settings.prefill, compareTo: UPDATE, beside: 'sqlite' },
-  { name: READ, server: 'framework', request: getPlant, prefill: settings.prefill, compareTo: READ },
-  { name: 'sqlite GET /plants/{id}', server: sqlite(), request: getPlant, prefill: settings.prefill, compareTo: READ },
-  { name: PAGE, server: 'framework', request: getPage, prefill: settings.prefill, compareTo: PAGE },
-  { name: 'sqlite GET /plants?limit=100', server: sqlite(), request: getPage, prefill: settings.prefill, compareTo: PAGE }
+  { name: 'sqlite POST /plants over the prefill', server: sqlite(), request: createPlant, prefill: settings.prefill, beside: 'sqlite' },
+  { name: 'framework PUT /plants/{id}', server: 'framework', request: updatePlant, prefill: settings.prefill },
+  { name: 'sqlite PUT /plants/{id}', server: sqlite(), request: updatePlant, prefill: settings.prefill, beside: 'sqlite' },
+  { name: 'framework GET /plants/{id}', server: 'framework', request: getPlant, prefill: settings.prefill },
+  { name: 'sqlite GET /plants/{id}', server: sqlite(), request: getPlant, prefill: settings.prefill },
+  { name: 'framework GET /plants?limit=100', server: 'framework', request: getPage, prefill: settings.prefill },
+  { name: 'sqlite GET /plants?limit=100', server: sqlite(), request: getPage, prefill: settings.prefill }
 ]
 
-/** Starts a throwaway cluster when a selected scenario needs PostgreSQL and none is given; else says why they are skipped. */
-export async function withPostgres (selected: Scenario[], teardowns: Array<() => Promise<void>>): Promise<string | undefined> {
-  if (cluster.url !== undefined || !selected.some((s) => s.postgres === true)) return undefined
-  const why = postgresUnavailable()
-  if (why !== undefined) return why
-  process.stderr.write('bench: starting a throwaway PostgreSQL cluster\n')
-  const at = { teardown: (fn: () => Promise<void>) => { teardowns.push(fn) } }
-  const server = await startPostgres(at)
-  cluster.url = server.url
-  if (selected.some((s) => s.server === pgbouncer) && pgbouncerUnavailable() === undefined) cluster.pooled = (await startPgBouncer(at, server)).through(server.url)
-  return undefined
-}
+/** The framework row a scenario's ratio is taken to: bare Fastify answering the same request. */
+export const frameworkOf = (scenario: Scenario): Scenario => scenarios.find((s) => s.server === 'framework' && s.request === scenario.request)!
 
 /** The scenarios named, in their order here; with `references`, their framework rows too, so that every ratio is taken in the same run. */
 export function select (names: string[] | undefined, references: boolean): Scenario[] {
   if (names === undefined) return scenarios
   const unknown = names.filter((name) => !scenarios.some((s) => s.name === name))
   if (unknown.length > 0) fail(`BENCH_ONLY: no scenario ${unknown.map((n) => `'${n}'`).join(', ')} (there are: ${scenarios.map((s) => `'${s.name}'`).join(', ')})`)
-  return scenarios.filter((s) => names.includes(s.name) || (references && scenarios.some((t) => names.includes(t.name) && t.compareTo === s.name)))
+  return scenarios.filter((s) => names.includes(s.name) || (references && scenarios.some((t) => names.includes(t.name) && frameworkOf(t) === s)))
+}
+
+/** Starts a throwaway cluster (and PgBouncer) when a selected scenario needs PostgreSQL and none is given; else says why they cannot run. */
+export async function withPostgres (selected: Scenario[], at: Teardowns): Promise<string | undefined> {
+  if (cluster.url !== undefined || !selected.some((s) => s.postgres === true)) return undefined
+  const why = postgresUnavailable()
+  if (why !== undefined) return why
+  process.stderr.write('bench: starting a throwaway PostgreSQL cluster\n')
+  const server = await startPostgres(at)
+  cluster.url = server.url
+  if (selected.some((s) => s.server === pgbouncer) && pgbouncerUnavailable() === undefined) cluster.pooled = (await startPgBouncer(at, server)).through(server.url)
+  return undefined
 }
 
 /** A service build: its entry point and the Node flags `npm start` gives it, so it runs as shipped. */
@@ -135,7 +133,4 @@ export function buildAt (root: string, name: string): Build {
 
 /** A failure the bench explains in one message, without a stack. */
 export class BenchError extends Error {}
-
-export function fail (message: string): never {
-  throw new BenchError(message)
-}
+export function fail (message: string): never { throw new BenchError(message) }

@@ -1,13 +1,15 @@
 import { rmSync, statSync } from 'node:fs'
 import Database from 'better-sqlite3'
 import { databaseConfig } from '../src/config.ts'
-import { refuseForeign } from '../src/store/sqlite-schema.ts'
+import { FileInUse, openAlone } from '../src/store/sqlite/alone.ts'
+import { refuseForeign } from '../src/store/sqlite/schema.ts'
 import { devTokenFile } from '../src/tokens/dev-token.ts'
 
 // `npm run start:empty`, before it starts the service: deletes the SQLite store DATABASE_URL
 // names (data/plants.db by default), its write-ahead log and shared memory, and keeps the
 // development token beside them, so that a shell's $TOKEN goes on working. Only the plant
-// store's own database is deleted: another application's file is refused, as the service refuses it.
+// store's own database is deleted: another application's file is refused, as the service refuses it,
+// and so is a file a running service has open.
 
 function fail (message: string): never {
   process.stderr.write(`plant-store: cannot empty the store: ${message}\n`)
@@ -29,8 +31,11 @@ if (statSync(path, { throwIfNoEntry: false }) !== undefined) {
   try {
     db = new Database(path, { readonly: true, fileMustExist: true })
     refuseForeign(db)
+    db.close()
+    // Ours, but not while a service runs on it: that service would take no more writes.
+    db = openAlone(path)
   } catch (err) {
-    fail(`${path}: ${(err as Error).message}`)
+    fail(err instanceof FileInUse ? err.message : `${path}: ${(err as Error).message}`)
   } finally {
     db?.close()
   }

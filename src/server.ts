@@ -5,13 +5,12 @@ import type { AddressInfo } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import { loadConfig } from './config.ts'
-import { secretsOf } from './config/secrets.ts'
 import { flushLog } from './log/logger.ts'
 import { startLine } from './process/start-line.ts'
 import { devToken, devTokenFile } from './tokens/dev-token.ts'
 import { tracingWanted } from './tracing/wanted.ts'
 
-/** Exits with one line saying why; `secrets` (see secretsOf) are cut out of it, as out of the log. */
+/** Exits with one line saying why; `secrets` (the config's) are cut out of it, as out of the log. */
 function cannotStart (err: unknown, secrets: string[] = []): never {
   let message = err instanceof Error ? err.message : String(err)
   for (const secret of secrets) if (secret !== '') message = message.replaceAll(secret, '[redacted]')
@@ -30,25 +29,25 @@ try {
 // loads. Off (no exporter configured), nothing of OpenTelemetry is imported.
 const tracing = tracingWanted(process.env) ? (await import('./tracing/sdk.ts')).startTracing() : undefined
 const { buildApp } = await import('./app.ts')
-const secrets = secretsOf(config)
+const { secrets } = config
 const app = await buildApp(config).catch((err: unknown) => cannotStart(err, secrets))
 
 // SIGTERM / SIGINT: serve, not ready, for SHUTDOWN_DELAY_MS (load balancers lag), then
 // close: in-flight requests and pending writes finish, exit 0; past the grace, exit 1.
 closeWithGrace({
-  delay: config.shutdownGraceMs,
+  delay: config.SHUTDOWN_GRACE_MS,
   logger: { error: (message: unknown) => app.log.error(message) },
   // close-with-grace would shut down on SIGHUP too; here it means "reload the tokens".
   skip: ['SIGHUP']
 }, async ({ signal, err }) => {
   if (err !== undefined) {
     app.log.error({ err }, 'fatal error, shutting down')
-  } else if (config.shutdownDelayMs === 0) {
+  } else if (config.SHUTDOWN_DELAY_MS === 0) {
     app.log.info({ signal }, 'shutting down')
   } else {
-    app.log.info({ signal, delayMs: config.shutdownDelayMs }, 'shutting down: serving, not ready, until the delay ends')
+    app.log.info({ signal, delayMs: config.SHUTDOWN_DELAY_MS }, 'shutting down: serving, not ready, until the delay ends')
     app.drain()
-    await sleep(config.shutdownDelayMs)
+    await sleep(config.SHUTDOWN_DELAY_MS)
   }
   await app.close()
   await tracing?.shutdown()
@@ -65,7 +64,7 @@ try {
   const level = app.log.level
   app.log.level = 'silent'
   try {
-    await app.listen({ host: config.host, port: config.port })
+    await app.listen({ host: config.HOST, port: config.PORT })
   } finally {
     app.log.level = level
   }

@@ -4,13 +4,14 @@ import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { generateSchema } from '../client/scripts/schema.ts'
+import { NODE_ARGS } from './helpers/server.ts'
 
 const COMMITTED = 'client/src/schema.ts'
 
 t.test('client/src/schema.ts is exactly what `npm run client` makes of openapi.yaml', async (t) => {
   const dir = t.testdir()
   // The script itself, as `npm run client` runs it, writing into a directory of its own.
-  await promisify(execFile)(process.execPath, [...process.execArgv, 'client/scripts/generate.ts', 'openapi.yaml', `${dir}/schema.ts`])
+  await promisify(execFile)(process.execPath, [...NODE_ARGS, 'client/scripts/generate.ts', 'openapi.yaml', `${dir}/schema.ts`])
   t.equal(await readFile(`${dir}/schema.ts`, 'utf8'), await readFile(COMMITTED, 'utf8'),
     'the client drifted from the contract: run `npm run client` and commit client/src/schema.ts')
 })

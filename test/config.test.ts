@@ -33,12 +33,12 @@ t.test('the default database is in the project directory; a relative DATABASE_UR
 
 t.test('each variable is read with its default, and a bad value names the variable and what it must be', async (t) => {
   const defaults = loadConfig({ API_TOKENS: 'a-token-of-sixteen-chars' })
-  t.equal(defaults.port, 3000)
-  t.equal(defaults.bodyLimit, 16 * 1024)
-  t.equal(defaults.metricsRequireToken, true, '/metrics needs a token unless opened')
-  t.equal(defaults.metricsCacheMs, 1000)
-  t.equal(loadConfig({ PORT: '', API_TOKENS: '' }).port, 3000, 'an empty variable is an unset one')
-  t.equal(loadConfig({ PORT: '8080', METRICS_REQUIRE_TOKEN: 'false' }).port, 8080)
+  t.equal(defaults.PORT, 3000)
+  t.equal(defaults.BODY_LIMIT, 16 * 1024)
+  t.equal(defaults.METRICS_REQUIRE_TOKEN, true, '/metrics needs a token unless opened')
+  t.equal(defaults.METRICS_CACHE_MS, 1000)
+  t.equal(loadConfig({ PORT: '', API_TOKENS: '' }).PORT, 3000, 'an empty variable is an unset one')
+  t.equal(loadConfig({ PORT: '8080', METRICS_REQUIRE_TOKEN: 'false' }).PORT, 8080)
   t.same(defaults.corsOrigins, [], 'no CORS unless asked for')
   t.same(loadConfig({ CORS_ORIGINS: ' https://app.example.com,http://localhost:5173 ,' }).corsOrigins, ['https://app.example.com', 'http://localhost:5173'])
   t.same(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins, ['*'])
@@ -89,7 +89,7 @@ t.test('a numeric variable is taken only as decimal digits within its bounds; an
       if (!named) throw new Error(`${name}=${JSON.stringify(text)}: ${String(err)}`)
       return
     }
-    if (text !== '' && !inBounds) throw new Error(`${name}=${JSON.stringify(text)} taken (port ${config.port})`)
+    if (text !== '' && !inBounds) throw new Error(`${name}=${JSON.stringify(text)} taken (port ${config.PORT})`)
   })
   try {
     fc.assert(property, { seed, numRuns })

@@ -2,9 +2,11 @@ import Fastify, { type FastifyInstance, type HTTPMethods } from 'fastify'
 import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
 import { ALL_SCOPES, SCOPES, type Scope } from '../schemas/scopes.ts'
+import { loadConfig } from '../src/config.ts'
 import auth from '../src/plugins/auth.ts'
+import overload from '../src/plugins/overload.ts'
 import tokens from '../src/plugins/tokens.ts'
-import { assertError, postPlant, testApp } from './helpers/app.ts'
+import { assertError, postPlant, testApp, TOKEN } from './helpers/app.ts'
 import { GUARDED, testToken, writeTokens, type TestToken } from './helpers/tokens.ts'
 
 // One token per scope, each granted that scope alone.
@@ -100,8 +102,10 @@ t.test('a route behind the token without a scope stops the start, naming the rou
   const configs: Array<{ scope?: Scope }> = [{}, { scope: 'plants:everything' as Scope }]
   for (const config of configs) {
     const app = Fastify()
-    await app.register(tokens, { tokens: [] })
-    await app.register(auth, { ratePerToken: 0, failuresPerMinute: 1 })
+    app.decorate('config', loadConfig({ API_TOKENS: TOKEN, DATABASE_URL: 'memory:', RATE_LIMIT_PER_TOKEN: '0' }))
+    await app.register(tokens)
+    await app.register(overload)
+    await app.register(auth)
     await t.rejects(async () => {
       app.get('/unscoped', { config }, async () => 'open')
       await app.ready()

@@ -1,8 +1,8 @@
 import t from 'tap'
 import { PlantRejected, StoreBusy, StoreUnavailable } from '../src/store/errors.ts'
 import { GroupCommit, MAX_BATCH_BYTES } from '../src/store/group-commit.ts'
-import { createBatch } from '../src/store/postgres-plants.ts'
-import type { Query } from '../src/store/postgres-pool.ts'
+import { createBatch } from '../src/store/postgres/batches.ts'
+import type { Query } from '../src/store/postgres/pool.ts'
 
 const MiB = 1024 * 1024
 

@@ -3,8 +3,8 @@ import { databaseConfig } from '../../src/config.ts'
 import { database } from '../../src/config/values.ts'
 import { storeLocation } from '../../src/store/location.ts'
 import type { DatabaseConfig } from '../../src/store/open.ts'
-import { backup, type FileSummary } from '../../src/store/sqlite-backup.ts'
-import { restore } from '../../src/store/sqlite-restore.ts'
+import { backup, type FileSummary } from '../../src/store/sqlite/backup.ts'
+import { restore } from '../../src/store/sqlite/restore.ts'
 import { markRestored } from '../../src/store/transfer-open.ts'
 import { copyStore } from './copy.ts'
 
@@ -30,7 +30,9 @@ function fail (message: string, usage = false): never {
 const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`
 
 /** What a file holds, in one line. */
-const holds = (file: FileSummary): string => `${file.plants} plants, ${file.subscriptions} subscriptions, ${file.pendingDeliveries} pending deliveries, ` +
+const counted = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`
+const holds = (file: FileSummary): string =>
+  `${counted(file.plants, 'plant', 'plants')}, ${counted(file.subscriptions, 'subscription', 'subscriptions')}, ${counted(file.pendingDeliveries, 'pending delivery', 'pending deliveries')}, ` +
   `change feed up to seq ${file.latest}, schema version ${file.schemaVersion}, ${file.bytes} bytes`
 
 /** The SQLite file of DATABASE_URL; PostgreSQL has its own tools. */

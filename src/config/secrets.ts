@@ -1,12 +1,12 @@
-import type { Config } from '../config.ts'
+import type { DatabaseConfig } from '../store/open.ts'
 
-/** What no log line may show: the tokens, and the database password in each form it may be written. */
-export function secretsOf (config: Config): string[] {
-  const secrets = [...config.apiTokens]
-  if (config.database.engine !== 'postgres') return secrets
+/** What no log line may show: the tokens in clear, and the database password in each form it may be written. */
+export function secretsOf (tokens: string[], database: DatabaseConfig): string[] {
+  const secrets = [...tokens]
+  if (database.engine !== 'postgres') return secrets
   let url: URL
   try {
-    url = new URL(config.database.url)
+    url = new URL(database.url)
   } catch {
     return secrets // the driver will refuse it; nothing to find in it
   }

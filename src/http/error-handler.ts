@@ -1,12 +1,16 @@
 import type { FastifyError, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify'
-import { ERROR_CODES, type ErrorBody, type ErrorCode, type ErrorDetail } from '../../schemas/error.ts'
-import { PlantRejected, StoreBusy, StoreUnavailable, TargetInvalid, withHeaders } from './errors.ts'
+import { ERROR_CODES, type ErrorBody, type ErrorCode, type ErrorDetail, type ErrorEntry } from '../../schemas/error.ts'
+import { TargetInvalid } from './errors.ts'
 import { isOriginForm } from './request-target.ts'
 import { setAnswerHeaders } from './answer-headers.ts'
-import * as store from '../store/errors.ts'
 
 // No answer reflects more of the client's input than this many characters.
 const MAX_ECHO = 100
+
+// A full write queue drains in about a second, and an outage is probed twice in it.
+const DEFAULT_RETRY_AFTER = '1'
+const RETRY_AFTER_CODES = new Set((Object.keys(ERROR_CODES) as ErrorCode[]).filter((code) =>
+  (ERROR_CODES[code] as ErrorEntry).headers?.includes('Retry-After') === true))
 
 // Fastify's errors in the service's words: a public code, and a message that echoes little.
 const fromFastify: Record<string, { code: ErrorCode, message: (request: FastifyRequest) => string }> = {
@@ -35,17 +39,20 @@ declare module 'fastify' {
 }
 
 /** The one place a failure becomes an Error answer; anything unknown is a 500, logged. */
-export function errorHandler (thrown: ServiceError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const error = fromStore(thrown) ?? thrown
+export function errorHandler (error: ServiceError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const code = codeOf(error)
   // Every other failure is intended, and its code is in the request's log line.
-  if (code === 'internal_error') request.log.error({ err: thrown }, 'request failed')
+  if (code === 'internal_error') request.log.error({ err: error }, 'request failed')
   if (error.headers !== undefined) reply.headers(error.headers)
+  // A code that promises Retry-After carries one, whoever threw it (the store's say none).
+  if (RETRY_AFTER_CODES.has(code) && !reply.hasHeader('retry-after')) reply.header('retry-after', DEFAULT_RETRY_AFTER)
   const message = code === 'internal_error'
     ? 'internal server error; the cause is in the service log'
     : fromFastify[error.code]?.message(request) ?? error.message
   const details = error.details ?? detailsOf(error)
   reply.errorCode = code
+  // A body refused before it was parsed (415, 413, cut off) holds nothing any more.
+  request.server.releaseBody(request)
   const body = errorBody(code, message)
   return reply.code(body.error).send(details === undefined ? body : { ...body, details })
 }
@@ -71,16 +78,6 @@ function detailsOf ({ validation, validationContext }: ServiceError): ErrorDetai
   }))
 }
 
-// A full write queue drains in about a second, and an outage is probed twice in it.
-const RETRY_STORE_AFTER = { 'retry-after': '1' }
-
-function fromStore (error: Error): ServiceError | undefined {
-  if (error instanceof store.StoreUnavailable) return withHeaders(new StoreUnavailable({ cause: error }), RETRY_STORE_AFTER)
-  if (error instanceof store.StoreBusy) return withHeaders(new StoreBusy(), RETRY_STORE_AFTER)
-  if (error instanceof store.PlantRejected) return new PlantRejected()
-  return undefined
-}
-
 export function errorBody (code: ErrorCode, message: string): ErrorBody {
   return { error: ERROR_CODES[code].status, message, code }
 }
@@ -92,7 +89,7 @@ export function echo (text: string): string {
 /** Errors Fastify raises before any hook runs take the same path, with the answer headers. */
 export function frameworkErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   setAnswerHeaders(request, reply)
-  // The router refuses a target that is no path (`*health`) as a bad URL, before requireOriginForm runs.
+  // The router refuses a target that is no path (`*health`) as a bad URL, before the request gate sees it.
   const notAPath = error.code === 'FST_ERR_BAD_URL' && !isOriginForm(request)
   errorHandler(notAPath ? new TargetInvalid() : error, request, reply)
 }

@@ -67,12 +67,6 @@ export const RouteNotFound = failure('route_not_found', 'no route for %s %s')
 
 export const MethodNotAllowed = failure('method_not_allowed', '%s %s is not an operation of this API; the path takes %s')
 
-export const StoreUnavailable = failure('store_unavailable', 'the plant store is unavailable right now; retry after the delay in Retry-After')
-
-export const StoreBusy = failure('store_busy', 'too many requests are waiting for the plant store; retry after the delay in Retry-After')
-
-export const PlantRejected = failure('plant_rejected', 'the plant store cannot keep this plant')
-
 export const CursorExpired = failure('cursor_expired', 'the change feed no longer holds the events after cursor %s: %s; read the plants again, then follow the feed from its latest')
 
 export const TooManyReaders = failure('too_many_readers', 'this token already has %s change-feed requests waiting or streaming, the most it may; end one first')

@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import { TargetInvalid } from './errors.ts'
+import type { FastifyRequest } from 'fastify'
 
 /**
  * The target as path and query, for `rewriteUrl`: an absolute-form target (RFC 9112) would
@@ -20,12 +19,7 @@ export function originForm (req: IncomingMessage): string {
   return '/'
 }
 
-/** True when the target, once in origin-form, is a path (or `*` for OPTIONS, RFC 9112 3.2.4). */
+/** True when the target, once in origin-form, is a path (or `*` for OPTIONS, RFC 9112 3.2.4); old routers matched `*health`. */
 export function isOriginForm ({ url, method }: FastifyRequest): boolean {
   return url.charCodeAt(0) === 47 || (url === '*' && method === 'OPTIONS')
-}
-
-/** Any target that is no path (`plants`, `*health`) is a 400; old routers matched `*health`. */
-export function requireOriginForm (request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  done(isOriginForm(request) ? undefined : new TargetInvalid())
 }

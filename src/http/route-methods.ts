@@ -1,4 +1,7 @@
+import type { FastifyRequest } from 'fastify'
 import FindMyWay from 'find-my-way'
+import { echo } from './error-handler.ts'
+import { MethodNotAllowed, RouteNotFound, withHeaders } from './errors.ts'
 
 const METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT'] as const
 
@@ -22,6 +25,18 @@ export class RouteMethods {
       if (!this.#router.hasRoute(method as FindMyWay.HTTPMethod, url)) this.#router.on(method as FindMyWay.HTTPMethod, url, () => {}, { url })
     }
   }
+
+  /** The refusal of an unrouted request: 405 with `Allow` when its path takes other methods, else 404. */
+  refusal (request: FastifyRequest): Error {
+    const path = request.url.split('?', 1)[0]
+    const allowed = this.allowed(path)
+    // A route with this very method that found nothing (a missing docs file) is a 404.
+    if (allowed.length === 0 || allowed.includes(request.method)) return new RouteNotFound(request.method, echo(path))
+    return withHeaders(new MethodNotAllowed(echo(request.method), echo(path), allowed.join(', ')), { allow: allowed.join(', ') })
+  }
+
+  /** Fastify's not-found handler: the requests that reach it all the same (a docs file that is not there) are refused alike. */
+  readonly notFoundHandler = (request: FastifyRequest): never => { throw this.refusal(request) }
 
   /** The methods of the path's resource, in alphabetical order; none when no route has it. */
   allowed (path: string): string[] {

@@ -32,7 +32,7 @@ interface Page { body: Buffer, empty: boolean, latest: number }
 /** GET /plants/changes: the feed as JSON pages, long polls, or Server-Sent Events. */
 const changeRoutes: FastifyPluginAsyncTypebox<ChangeRoutesOptions> = async (app, { store, limits, turns }) => {
   await app.register(fastifySSE, { heartbeatInterval: HEARTBEAT_SECONDS * 1000 })
-  const watch = new ChangeWatch(store.changes, app.log)
+  const watch = new ChangeWatch(store.changes, store.commits, app.log)
   const slots = new ReaderSlots(limits)
   // Waits and streams end when the app closes: their readers resume on another instance.
   const closing = new AbortController()

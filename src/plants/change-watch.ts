@@ -1,5 +1,7 @@
+import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { ChangeFeed, ChangeQuery, ChangeRead } from '../store/changes.ts'
+import type { CommitEvents } from '../store/commits.ts'
 
 // Another instance's commits are seen by polling the newest seq, one query for every
 // waiter together, and only while someone waits.
@@ -19,10 +21,10 @@ export class ChangeWatch {
   readonly #reads = new Map<string, Promise<ChangeRead>>()
   #poll: NodeJS.Timeout | undefined
 
-  constructor (feed: ChangeFeed, log: FastifyBaseLogger) {
+  constructor (feed: ChangeFeed, commits: EventEmitter<CommitEvents>, log: FastifyBaseLogger) {
     this.#feed = feed
     this.#log = log
-    feed.onChanged(() => this.#wake(Number.MAX_SAFE_INTEGER))
+    commits.on('committed', ({ events }) => { if (events > 0) this.#wake(Number.MAX_SAFE_INTEGER) })
   }
 
   /** The feed after the cursor; readers asking the same at once share the read. */

@@ -65,7 +65,7 @@ const plantRoutes: FastifyPluginAsyncTypebox<PlantRoutesOptions> = async (app, {
 
   app.delete('/plants/:id', { schema: deletePlant, config: { scope: 'plants:write' } }, async (request, reply) => {
     const { id } = request.params
-    const outcome = await store.delete(id, undefined, plantPrecondition(request.headers))
+    const outcome = await store.delete(id, plantPrecondition(request.headers))
     if (outcome === 'absent') throw new PlantNotFound(String(id))
     if (outcome === 'stale') throw new PreconditionFailed(String(id))
     return await reply.code(204).send(null)

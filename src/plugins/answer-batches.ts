@@ -11,8 +11,8 @@ interface Waiting {
 
 /**
  * Answers ready in one event-loop turn leave together, at its end: on a virtual machine each
- * write wakes a waiting client, and reads by id written one by one ran at about half the
- * rate (docs/performance.md). A fastify-plugin so that the hook holds every answer of the app.
+ * write wakes a waiting client (docs/performance.md). A fastify-plugin so that the hook holds
+ * every answer of the app.
  */
 async function answerBatches (app: FastifyInstance): Promise<void> {
   let waiting: Waiting[] = []

@@ -1,7 +1,7 @@
 import bearerAuth from '@fastify/bearer-auth'
 import rateLimit from '@fastify/rate-limit'
 import type { TSchema } from '@sinclair/typebox'
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { withRateLimitHeaders } from '../../schemas/rate-limit.ts'
 import { SCOPES, type Scope } from '../../schemas/scopes.ts'
@@ -11,13 +11,6 @@ import {
   AuthLockedOut, AuthorizationMalformed, InsufficientScope, RateLimited, TokenExpired, TokenInvalid, TokenMissing, withHeaders
 } from '../http/errors.ts'
 import { operationOf } from '../http/operation.ts'
-
-export interface AuthOptions {
-  /** Requests per second one token may make; 0: unlimited. */
-  ratePerToken: number
-  /** Rejected tokens per minute one client address may send before it is refused. */
-  failuresPerMinute: number
-}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -29,12 +22,14 @@ declare module 'fastify' {
 const REALM = 'Bearer realm="plant-store"'
 
 /**
- * Guards the routes of the scope that registers it, in this order: the bearer token
+ * Guards the routes of the scope that registers it, in one onRequest hook, in this order:
+ * overload (nothing is spent on a request the service cannot take); the bearer token
  * (@fastify/bearer-auth reads the header, the tokens registry looks the token up; a wrong
  * one from a locked-out address answers 429), its expiry, its rate (@fastify/rate-limit),
- * the route's `config: { scope }`. Every refusal is thrown to the one error handler.
+ * the route's `config: { scope }`. Every refusal goes to the one error handler.
  */
-async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: AuthOptions): Promise<void> {
+async function auth (app: FastifyInstance): Promise<void> {
+  const { RATE_LIMIT_PER_TOKEN: ratePerToken, AUTH_FAILURE_LIMIT: failuresPerMinute } = app.config
   // The document states exactly what is enforced: the scope, and the RateLimit headers.
   app.addHook('onRoute', (route) => {
     const scope = route.config?.scope
@@ -76,21 +71,7 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
     }
   }
 
-  // Callback hooks, not async ones: every API request passes through them (docs/performance.md).
-  const verify = app.verifyBearerAuth!
-  app.addHook('onRequest', (request, reply, done) => {
-    verify(request, reply, (err?: Error) => {
-      if (err !== undefined && err !== null) return done(refusal(err as FastifyError, guesses.get(request)))
-      const { expiresAt } = request.token!
-      if (expiresAt !== undefined && expiresAt.getTime() <= Date.now()) {
-        return done(withHeaders(new TokenExpired(expiresAt.toISOString()), {
-          'www-authenticate': `${REALM}, error="invalid_token", error_description="the token expired"`
-        }))
-      }
-      done()
-    })
-  })
-
+  let limitRate: ((request: FastifyRequest, reply: FastifyReply) => Promise<unknown>) | undefined
   if (ratePerToken > 0) {
     await app.register(rateLimit, {
       global: false,
@@ -101,17 +82,35 @@ async function auth (app: FastifyInstance, { ratePerToken, failuresPerMinute }: 
       enableDraftSpec: true, // the IETF RateLimit-* header names
       errorResponseBuilder: (_request, { max }) => new RateLimited(max)
     })
-    app.addHook('onRequest', app.rateLimit())
+    limitRate = app.rateLimit()
   }
 
-  app.addHook('onRequest', (request, _reply, done) => {
-    const scope = request.routeOptions.config.scope!
-    if (!request.token!.scopes.has(scope)) {
-      return done(withHeaders(new InsufficientScope(scope, operationOf(request)), {
-        'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`
-      }))
-    }
-    done()
+  // A callback hook, not an async one: every API request passes through it (docs/performance.md).
+  const verify = app.verifyBearerAuth!
+  const overloaded = app.overloaded
+  app.addHook('onRequest', (request, reply, done) => {
+    const overload = overloaded()
+    if (overload !== undefined) return done(overload)
+    verify(request, reply, (err?: Error) => {
+      if (err !== undefined && err !== null) return done(refusal(err as FastifyError, guesses.get(request)))
+      const { expiresAt } = request.token!
+      if (expiresAt !== undefined && expiresAt.getTime() <= Date.now()) {
+        return done(withHeaders(new TokenExpired(expiresAt.toISOString()), {
+          'www-authenticate': `${REALM}, error="invalid_token", error_description="the token expired"`
+        }))
+      }
+      if (limitRate === undefined) return done(outOfScope(request))
+      limitRate(request, reply).then(() => done(outOfScope(request)), done)
+    })
+  })
+}
+
+/** The refusal of a token without the scope the route names; undefined when it has it. */
+function outOfScope (request: FastifyRequest): Error | undefined {
+  const scope = request.routeOptions.config.scope!
+  if (request.token!.scopes.has(scope)) return undefined
+  return withHeaders(new InsufficientScope(scope, operationOf(request)), {
+    'www-authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"`
   })
 }
 
@@ -133,4 +132,4 @@ function refusal (err: FastifyError, lockedFor: number | undefined): Error {
   }
 }
 
-export default fp(auth, { name: 'auth', fastify: '5.x', dependencies: ['tokens'] })
+export default fp(auth, { name: 'auth', fastify: '5.x', decorators: { fastify: ['config'] }, dependencies: ['tokens', 'overload'] })

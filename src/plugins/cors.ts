@@ -3,11 +3,6 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { RATE_LIMIT_HEADER_NAMES } from '../../schemas/rate-limit.ts'
 
-export interface CorsOptions {
-  /** The exact origins whose pages may call the API, or ['*'] for any. */
-  origins: string[]
-}
-
 // The API's methods and the request headers it reads.
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE']
 const REQUEST_HEADERS = ['Authorization', 'Content-Type', 'Idempotency-Key', 'If-Match', 'If-None-Match', 'X-Request-Id']
@@ -19,10 +14,12 @@ const EXPOSED_HEADERS = [
 const PREFLIGHT_MAX_AGE_SECONDS = 600
 
 /**
- * CORS for CORS_ORIGINS: preflights answered before auth, CORS headers on every answer
- * (errors too). No credentials: bearer tokens only, so even `*` grants no visitor's authority.
+ * CORS for CORS_ORIGINS: CORS headers on every answer (errors too), preflights recognized
+ * for the request gate to answer, before auth. No credentials: bearer tokens only, so even
+ * `*` grants no visitor's authority.
  */
-async function corsPlugin (app: FastifyInstance, { origins }: CorsOptions): Promise<void> {
+async function corsPlugin (app: FastifyInstance): Promise<void> {
+  const origins = app.config.corsOrigins
   const any = origins.includes('*')
   const allowed = new Set(origins)
   await app.register(cors, {
@@ -35,16 +32,10 @@ async function corsPlugin (app: FastifyInstance, { origins }: CorsOptions): Prom
     exposedHeaders: EXPOSED_HEADERS,
     maxAge: PREFLIGHT_MAX_AGE_SECONDS,
     // Else an OPTIONS without Access-Control-Request-Method gets a text/plain 400.
-    strictPreflight: false
-  })
-  // @fastify/cors routes every OPTIONS to itself; one that is no preflight is unrouted.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (request.method === 'OPTIONS') {
-      reply.callNotFound()
-      return
-    }
-    done()
+    strictPreflight: false,
+    // The request gate answers the preflight, after setting the headers every answer carries.
+    preflightContinue: true
   })
 }
 
-export default fp(corsPlugin, { name: 'cors', fastify: '5.x', dependencies: ['answer-headers'] })
+export default fp(corsPlugin, { name: 'cors', fastify: '5.x', decorators: { fastify: ['config'] } })

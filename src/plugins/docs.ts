@@ -1,4 +1,3 @@
-import helmet from '@fastify/helmet'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, RouteHandlerMethod } from 'fastify'
@@ -7,7 +6,6 @@ import { documentedRequestHeaders, requiredHeaders } from '../../schemas/headers
 import { errorExamples } from '../../schemas/index.ts'
 import { SCOPES } from '../../schemas/scopes.ts'
 import { plantWebhook } from '../../schemas/webhook.ts'
-import { apiSecurityHeaders } from '../http/answer-headers.ts'
 import { exactJsonAnswers } from './swagger-ui-exact-json.ts'
 
 const description = `Keeps a store of plants. Every operation needs a bearer token
@@ -54,7 +52,7 @@ function servedOnce (encode: () => string, type: string): RouteHandlerMethod {
   }
 }
 
-/** The OpenAPI document from the routes' schemas, and Swagger UI at /docs under helmet's headers. */
+/** The OpenAPI document from the routes' schemas, and Swagger UI at /docs, whose routes are pages (helmet's headers). */
 async function docs (app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
@@ -89,30 +87,17 @@ async function docs (app: FastifyInstance): Promise<void> {
     }
   })
   await app.register(async function ui (pages) {
-    // Rendered pages take helmet's policy instead of the API's, without
-    // upgrade-insecure-requests, which behind plain HTTP would send "Try it out" to https.
-    pages.addHook('onRequest', (_request, reply, done) => {
-      for (const name of Object.keys(apiSecurityHeaders)) reply.removeHeader(name)
-      done()
-    })
     // Swagger UI's pages, assets and document are fetched by every browser that opens them.
     pages.addHook('onRoute', (route) => {
-      route.config = { ...route.config, quietLog: true }
+      route.config = { ...route.config, quietLog: true, page: true }
       const document = DOCUMENTS[route.url]
       if (document !== undefined) route.handler = servedOnce(() => document.encode(app), document.type)
-    })
-    // HSTS as on every answer: over HTTPS only (setAnswerHeaders).
-    await pages.register(helmet, { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } }, strictTransportSecurity: false })
-    // Swagger UI's own redirect of its index file loops with a query or a trailing slash.
-    // After helmet's hook, so the redirect carries its headers.
-    pages.addHook('onRequest', (request, reply, done) => {
-      const path = request.url.split('?', 1)[0]
-      if (path === INDEX_FILE || path === `${INDEX_FILE}/`) reply.redirect(`${DOCS_PREFIX}/`)
-      else done()
+      // Swagger UI's own redirect of its index file loops with a query or a trailing slash.
+      if (route.url === INDEX_FILE) route.handler = async (_request, reply) => await reply.redirect(`${DOCS_PREFIX}/`)
     })
     // Swagger UI's base preset brings the plugins the default list names; this adds one.
     await pages.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { plugins: [exactJsonAnswers] } })
   })
 }
 
-export default fp(docs, { name: 'docs', fastify: '5.x', dependencies: ['answer-headers'] })
+export default fp(docs, { name: 'docs', fastify: '5.x' })

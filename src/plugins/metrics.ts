@@ -69,8 +69,8 @@ export class Metrics {
   }
 
   /**
-   * The exposition, computed at most once per `maxAgeMs`: computing it costs about 19
-   * /health requests, which a flood of scrapes must not cost the API.
+   * The exposition, computed at most once per `maxAgeMs`: computing it costs many times a
+   * request (docs/performance.md), which a flood of scrapes must not cost the API.
    */
   async exposition (): Promise<string> {
     const asked = performance.now()
@@ -102,14 +102,9 @@ declare module 'fastify' {
   }
 }
 
-export interface MetricsOptions {
-  /** How long one computed exposition answers every scrape (METRICS_CACHE_MS). */
-  maxAgeMs: number
-}
-
 /** Measures every completed request; fastify-plugin so the hook sees every route and other modules reach app.metrics. */
-async function metrics (app: FastifyInstance, { maxAgeMs }: MetricsOptions): Promise<void> {
-  const registry = new Metrics(maxAgeMs)
+async function metrics (app: FastifyInstance): Promise<void> {
+  const registry = new Metrics(app.config.METRICS_CACHE_MS)
   app.decorate('metrics', registry)
   app.addHook('onResponse', (request, reply, done) => {
     registry.requests.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: reply.statusCode }, reply.elapsedTime / 1000)
@@ -117,4 +112,4 @@ async function metrics (app: FastifyInstance, { maxAgeMs }: MetricsOptions): Pro
   })
 }
 
-export default fp(metrics, { name: 'metrics', fastify: '5.x' })
+export default fp(metrics, { name: 'metrics', fastify: '5.x', decorators: { fastify: ['config'] } })

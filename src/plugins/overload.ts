@@ -4,11 +4,11 @@ import fp from 'fastify-plugin'
 import { Overloaded, withHeaders } from '../http/errors.ts'
 import { monotonicMs } from '../process/clock.ts'
 
-export interface OverloadLimits {
-  /** The event loop's longest delay in the last sample, in ms, past which requests are refused; 0: no check. */
-  maxEventLoopDelayMs: number
-  /** The JavaScript heap in use, in bytes, past which requests are refused; 0: no check. */
-  maxHeapUsedBytes: number
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The 503 to answer while the service is overloaded; undefined while it is not. */
+    overloaded: () => Error | undefined
+  }
 }
 
 const SAMPLE_MS = 1000
@@ -16,14 +16,15 @@ const TICK_MS = 10
 const RETRY_AFTER_SECONDS = '10'
 
 /**
- * Refuses requests with a 503 while the event loop lags or the heap nears its limit,
- * sampled once a second. Not @fastify/under-pressure: its timer reads /proc, which throws
- * EMFILE when every file is taken and brought the service down; V8's heap needs no file.
+ * Whether the event loop lags past MAX_EVENT_LOOP_DELAY_MS or the heap nears its limit,
+ * sampled once a second; auth refuses API requests while it does. Not @fastify/under-pressure:
+ * its timer reads /proc, which throws EMFILE when every file is taken; V8's heap needs no file.
  */
-async function overload (app: FastifyInstance, limits: OverloadLimits): Promise<void> {
-  const { maxEventLoopDelayMs, maxHeapUsedBytes } = limits
-  if (maxEventLoopDelayMs <= 0 && maxHeapUsedBytes <= 0) return
+async function overload (app: FastifyInstance): Promise<void> {
+  const { MAX_EVENT_LOOP_DELAY_MS: maxEventLoopDelayMs, maxHeapUsedBytes } = app.config
   let overloaded = false
+  app.decorate('overloaded', () => overloaded ? withHeaders(new Overloaded(), { 'retry-after': RETRY_AFTER_SECONDS }) : undefined)
+  if (maxEventLoopDelayMs <= 0 && maxHeapUsedBytes <= 0) return
   let timer: NodeJS.Timeout | undefined
   // From ready on: compiling the schemas at start holds the loop, and would refuse the first requests.
   app.addHook('onReady', async () => {
@@ -46,10 +47,6 @@ async function overload (app: FastifyInstance, limits: OverloadLimits): Promise<
   app.addHook('onClose', async () => {
     clearInterval(timer)
   })
-  app.addHook('onRequest', (_request, _reply, done) => {
-    if (!overloaded) return done()
-    done(withHeaders(new Overloaded(), { 'retry-after': RETRY_AFTER_SECONDS }))
-  })
 }
 
-export default fp(overload, { name: 'overload', fastify: '5.x' })
+export default fp(overload, { name: 'overload', fastify: '5.x', decorators: { fastify: ['config'] } })

@@ -1,8 +1,8 @@
 /**
  * A Swagger UI plugin: a JSON answer is shown with every number as the service wrote it.
- * Swagger UI pretty-prints an answer through JSON.parse, which rounds an int64 beyond 2^53
- * (9223372036854775805 was shown as 9223372036854776000). @fastify/swagger-ui writes this
- * function's source into the page, so it uses nothing but its argument and the browser's.
+ * Swagger UI pretty-prints an answer through JSON.parse, which rounds an int64 beyond 2^53.
+ * @fastify/swagger-ui writes this function's source into the page, so it uses nothing but
+ * its argument and the browser's.
  */
 export function exactJsonAnswers (): object {
   return {

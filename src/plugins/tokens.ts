@@ -3,15 +3,6 @@ import fp from 'fastify-plugin'
 import { loadTokensFile, readableByOthers } from '../tokens/file.ts'
 import { TokenRegistry, type Token } from '../tokens/registry.ts'
 
-export interface TokensOptions {
-  /** The tokens in force at start. */
-  tokens: Token[]
-  /** API_TOKENS_FILE, read again by reloadTokens; unset with API_TOKENS. */
-  file?: string
-  /** The token in force is the generated development token (neither API_TOKENS nor a file). */
-  generated?: boolean
-}
-
 declare module 'fastify' {
   interface FastifyInstance {
     tokens: TokenRegistry
@@ -25,7 +16,8 @@ declare module 'fastify' {
 }
 
 // fastify-plugin: the app needs `reloadTokens` and every request its `token`; auth guards only the API.
-async function tokens (app: FastifyInstance, { tokens: initial, file, generated = false }: TokensOptions): Promise<void> {
+async function tokens (app: FastifyInstance): Promise<void> {
+  const { tokens: initial, tokensFile: file, generatedToken } = app.config
   const registry = new TokenRegistry(initial)
   const warnIfReadable = (): void => {
     const warning = file === undefined ? undefined : readableByOthers(file)
@@ -36,7 +28,7 @@ async function tokens (app: FastifyInstance, { tokens: initial, file, generated 
   app.decorateRequest('token', null)
   app.decorate('reloadTokens', () => {
     if (file === undefined) {
-      app.log.warn(`no API_TOKENS_FILE to reload: ${generated ? 'the generated development token stays' : 'the tokens of API_TOKENS stay'} in force`)
+      app.log.warn(`no API_TOKENS_FILE to reload: ${generatedToken !== undefined ? 'the generated development token stays' : 'the tokens of API_TOKENS stay'} in force`)
       return false
     }
     try {
@@ -51,4 +43,4 @@ async function tokens (app: FastifyInstance, { tokens: initial, file, generated 
   })
 }
 
-export default fp(tokens, { name: 'tokens', fastify: '5.x' })
+export default fp(tokens, { name: 'tokens', fastify: '5.x', decorators: { fastify: ['config'] } })

@@ -42,6 +42,4 @@ export interface ChangeFeed {
   read: (query: ChangeQuery) => Promise<ChangeRead>
   /** The newest seq committed: polled while readers wait, for the changes of other instances. */
   latest: () => Promise<number>
-  /** Called after each commit of this instance that wrote events. */
-  onChanged: (listener: () => void) => void
 }

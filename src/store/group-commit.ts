@@ -8,8 +8,9 @@ export interface GroupCommitOptions<Item, Result> {
   /**
    * Writes the items in one transaction and returns their results in order; when it throws
    * it stored none. StoreUnavailable or StoreBusy fail the whole batch, other errors split it.
+   * Each item comes with the trace context of the request that submitted it, for its event to keep.
    */
-  write: (items: Item[]) => Result[] | Promise<Result[]>
+  write: (items: Item[], traceContexts: Array<string | undefined>) => Result[] | Promise<Result[]>
   /** An estimate of the memory an item holds while it waits, in bytes. */
   sizeOf: (item: Item) => number
   /** The most items one batch holds. */
@@ -32,6 +33,8 @@ interface Entry<Item, Result> {
   reject: (error: unknown) => void
   /** Its wait in the queue, when traced. */
   wait: unknown
+  /** The W3C traceparent of the traced request that submitted it. */
+  traceContext: string | undefined
 }
 
 /**
@@ -61,7 +64,8 @@ export class GroupCommit<Item, Result> {
     if (this.#waiting.bytes > 0 && this.#waiting.bytes + bytes > this.#options.maxQueueBytes) throw new StoreBusy()
     this.#waiting.bytes += bytes
     return await new Promise<Result>((resolve, reject) => {
-      this.#queue.push({ item, bytes, resolve, reject, wait: tracing.spans?.queued() })
+      const spans = tracing.spans
+      this.#queue.push({ item, bytes, resolve, reject, wait: spans?.queued(), traceContext: spans?.traceContext() })
       this.#schedule()
     })
   }
@@ -111,11 +115,12 @@ export class GroupCommit<Item, Result> {
     this.#options.onBatch?.(batch.length)
     let results: Result[]
     const items = batch.map((entry) => entry.item)
+    const traceContexts = batch.map((entry) => entry.traceContext)
     const spans = tracing.spans
     try {
       results = await (spans === undefined
-        ? this.#options.write(items)
-        : spans.batch(batch.map((entry) => entry.wait), batch.length, async () => await this.#options.write(items)))
+        ? this.#options.write(items, traceContexts)
+        : spans.batch(batch.map((entry) => entry.wait), batch.length, async () => await this.#options.write(items, traceContexts)))
     } catch (error) {
       if (batch.length === 1 || error instanceof StoreUnavailable || error instanceof StoreBusy) {
         for (const entry of batch) this.#answer(entry).reject(error)

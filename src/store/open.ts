@@ -1,5 +1,5 @@
-import { PostgresStore } from './postgres.ts'
-import { SqliteStore } from './sqlite.ts'
+import { PostgresStore } from './postgres/store.ts'
+import { SqliteStore } from './sqlite/store.ts'
 import type { PlantStore, StoreContext } from './store.ts'
 
 /** Where plants are kept, as DATABASE_URL names it; `memory` is a SQLite database that lives as long as the process. */

@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify'
 import { INT64_MAX, INT64_MIN, type StoredPlant } from '../../schemas/index.ts'
+import type { EventEmitter } from 'node:events'
 import type { ChangeFeed } from './changes.ts'
+import type { CommitEvents } from './commits.ts'
 import type { WebhookStore } from './webhooks.ts'
 
 export type { StoredPlant }
@@ -44,31 +46,27 @@ export interface ListQuery {
   tag?: string
 }
 
-/** What a change's event keeps besides its payload, given with the change. */
-export interface EventOrigin {
-  /**
-   * The W3C traceparent of the request making the change, when traced: its deliveries'
-   * traces link to it, whichever instance attempts them.
-   */
-  traceContext?: string
-}
-
-/** What the plants module needs of a store; each engine implements it, the routes know no engine. */
+/**
+ * What the plants module needs of a store; each engine implements it, the routes know no engine.
+ * A change's event keeps the trace context of the request that made it, when traced (see GroupCommit).
+ */
 export interface PlantStore {
-  create: (plant: StoredPlant & EventOrigin) => Promise<CreateResult>
+  create: (plant: StoredPlant) => Promise<CreateResult>
   get: (id: bigint) => Promise<StoredPlant | undefined>
   /** Plants in ascending id order: a keyset page, its cost independent of the store's size. */
   list: (query: ListQuery) => Promise<StoredPlant[]>
   /** Replaces a plant's name and tag, if `precondition` accepts the plant as stored when it is written. */
-  update: (id: bigint, change: PlantChange & EventOrigin, precondition?: Precondition) => Promise<UpdateResult>
+  update: (id: bigint, change: PlantChange, precondition?: Precondition) => Promise<UpdateResult>
   /** Deletes a plant, if `precondition` accepts the plant as stored when it is deleted. */
-  delete: (id: bigint, origin?: EventOrigin, precondition?: Precondition) => Promise<DeleteOutcome>
+  delete: (id: bigint, precondition?: Precondition) => Promise<DeleteOutcome>
   /** Resolves when the store answers, rejects (StoreUnavailable) when it does not: readiness. */
   ping: () => Promise<void>
   /** The subscriptions and the outbox of their deliveries, in the same database. */
   readonly webhooks: WebhookStore
   /** The events of every change, in commit order: the outbox's events, read as a feed. */
   readonly changes: ChangeFeed
+  /** `committed`, with what a transaction of this instance did, once it has committed. */
+  readonly commits: EventEmitter<CommitEvents>
   /** Writes what is pending, answers it, then releases the store. */
   close: () => Promise<void>
 }

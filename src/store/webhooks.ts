@@ -142,10 +142,6 @@ export interface WebhookStore {
    * undefined once past the last event so old.
    */
   pruneEvents: (createdBefore: Date, after: number, limit: number) => Promise<number | undefined>
-  /** Called after a commit that wrote deliveries, so that they go out without waiting for a poll. */
-  onAnnounced: (listener: () => void) => void
-  /** Called after a commit that deleted plants, whose earlier events wait for `erase`. */
-  onDeleted: (listener: () => void) => void
 }
 
 /** The body of a plant.created: the upstream NewPlant, the id written as an exact integer, no type (as before events were chosen). */

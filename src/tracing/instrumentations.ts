@@ -30,7 +30,7 @@ export function instrumentations (): Instrumentation[] {
       requireParentSpan: true,
       enhancedDatabaseReporting: false,
       // A statement goes with its values written in, after the timeout of its transaction
-      // (src/store/postgres-statement.ts): recorded and named as it reads without them.
+      // (src/store/postgres/statement.ts): recorded and named as it reads without them.
       requestHook: (span, { query, connection }) => {
         const statement = query.text.replace(TIMEOUT, '').replace(LITERAL, '?')
         span.setAttribute('db.query.text', statement)

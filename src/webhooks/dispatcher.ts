@@ -1,6 +1,8 @@
 import type { KeyObject } from 'node:crypto'
+import type { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Metrics } from '../plugins/metrics.ts'
+import type { CommitEvents } from '../store/commits.ts'
 import type { DueDelivery, StoredSubscription, WebhookStore } from '../store/webhooks.ts'
 import { OutboxUpkeep } from './outbox-upkeep.ts'
 import { ReceiverBreaker } from './receiver-breaker.ts'
@@ -38,7 +40,7 @@ export class Dispatcher {
   #again = false
   #closed = false
 
-  constructor (store: WebhookStore, sender: Sender, settings: DispatcherSettings, log: FastifyBaseLogger, metrics: Metrics) {
+  constructor (store: WebhookStore, commits: EventEmitter<CommitEvents>, sender: Sender, settings: DispatcherSettings, log: FastifyBaseLogger, metrics: Metrics) {
     this.#store = store
     this.#sender = sender
     this.#settings = settings
@@ -48,7 +50,8 @@ export class Dispatcher {
     this.#leaseMs = 3 * settings.timeoutMs + 1000
     this.#breaker = new ReceiverBreaker(FAILURES_TO_PAUSE, settings.retryBaseMs, MAX_PAUSE_MS)
     this.#upkeep = new OutboxUpkeep(store, log)
-    store.onAnnounced(() => this.wake())
+    // What this instance committed is acted on at once; another instance's, at the next poll.
+    commits.on('committed', ({ deliveries, subscriptions }) => { if (subscriptions > 0) this.refresh(); else if (deliveries > 0) this.wake() })
   }
 
   start (): void {

@@ -2,8 +2,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import { CHUNK_ROWS, type WebhookStore } from '../store/webhooks.ts'
 import { PRUNE_INTERVAL_MS, RETENTION_MS } from './dispatch-policy.ts'
 
-// The most deliveries one statement deletes: about 2 ms of SQLite's event loop (some 2.5 µs
-// a row, five indexes), and on PostgreSQL locks and a connection held as briefly.
+// The most deliveries one statement deletes: a short turn of SQLite's event loop (docs/performance.md),
+// and on PostgreSQL locks and a connection held as briefly.
 export const CLEANUP_CHUNK = 500
 
 /**

@@ -17,8 +17,6 @@ import { newSecret } from './signature.ts'
 export interface WebhookRoutesOptions {
   store: WebhookStore
   policy: AddressPolicy
-  /** Tells the dispatcher the subscriptions changed. */
-  changed: () => void
 }
 
 const DEFAULT_LIMIT: number = DeliveryListQuery.properties.limit.default
@@ -27,7 +25,7 @@ const DEFAULT_LIMIT: number = DeliveryListQuery.properties.limit.default
 const config = { scope: 'webhooks:manage' } as const
 
 /** The subscription routes: the URL is checked against the address policy, the rest is the store's. */
-const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, { store, policy, changed }) => {
+const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, { store, policy }) => {
   app.post('/webhooks', { schema: subscribe, config }, async (request, reply) => {
     const { claim, answered } = await claimKey(store, request.headers['idempotency-key'], request.token!, request.body)
     // The same key and body again: the first request's answer, its secret read where it is kept.
@@ -44,7 +42,6 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (ap
       if (claim !== undefined) await store.releaseKey(claim).catch((cause: unknown) => request.log.warn({ err: cause }, 'cannot release an Idempotency-Key; it is free again once its lease ends'))
       throw err
     }
-    changed()
     return await created(reply, subscription)
   })
 
@@ -54,7 +51,6 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (ap
 
   app.delete('/webhooks/:id', { schema: unsubscribe, config }, async (request, reply) => {
     if (!await store.unsubscribe(request.params.id)) throw new WebhookNotFound(request.params.id)
-    changed()
     return await reply.code(204).send(null)
   })
 
@@ -82,7 +78,6 @@ const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (ap
 
   app.post('/webhooks/:id/enable', { schema: enableSubscription, config }, async (request, reply) => {
     if (!await store.enable(request.params.id)) throw new WebhookNotFound(request.params.id)
-    changed()
     return await reply.code(202).send()
   })
 }

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import type { Test } from 'tap'
-import { startServer, type RunningServer } from './server.ts'
+import { NODE_ARGS, startServer, type RunningServer } from './server.ts'
 
 // The service the docs tell a reader to start for their examples: README.md's one command
 // that starts from an empty store and keeps the development token, `… npm run start:empty`,
@@ -27,7 +27,7 @@ export function documentedSettings (): Record<string, string> {
  */
 export async function startAsDocumented (t: Test, dir: string): Promise<{ server: RunningServer, token: string }> {
   const env = { ...documentedSettings(), API_TOKENS: '', API_TOKENS_FILE: '', DATABASE_URL: `sqlite:${dir}/data/plants.db` }
-  await promisify(execFile)(process.execPath, [...process.execArgv, EMPTY_STORE], { env: { ...process.env, ...env } })
+  await promisify(execFile)(process.execPath, [...NODE_ARGS, EMPTY_STORE], { env: { ...process.env, ...env } })
   const server = await startServer(t, env)
   return { server, token: readFileSync(`${dir}/data/plants.db.token`, 'utf8').trim() }
 }

@@ -11,7 +11,9 @@ import type { Test } from 'tap'
 // it for the project, and what the docs write into data/ stays the test's. A reader's
 // `npm run store` finds the development store by default; this one finds the test's, as
 // DATABASE_URL names it. The environment is a reader's too: none of the variables of the npm
-// that runs the tests, and no node_modules/.bin on PATH, so that `node` is the machine's.
+// that runs the tests, no node_modules/.bin on PATH, so that `node` is the machine's, and none
+// of the options tap adds to every child's NODE_OPTIONS (its coverage would count the build's
+// functions again, through its source maps, as functions of their own that no test called).
 
 const PROJECT = new URL('../..', import.meta.url).pathname
 const LINKED = ['package.json', 'node_modules', 'dist']
@@ -42,7 +44,7 @@ export function readersShell (t: Test, dir: string): Shell {
   })
   let output = ''
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
-  child.stdin!.write('exec 2>&1\n')
+  child.stdin!.write('exec 2>&1; unset NODE_OPTIONS NODE_V8_COVERAGE\n')
   let count = 0
   const run = async (command: string): Promise<{ printed: string, status: number }> => {
     const end = new RegExp(`\n--- step ${++count} done: (\\d+) ---\n`)

@@ -21,9 +21,9 @@ export async function timed (request: () => Promise<LightMyRequestResponse>): Pr
 
 export const SERVICE_SESSION = "application_name = 'plant-store'"
 
-/** Has the server end the service's sessions that are idle now; their process ids. */
+/** Has the server end the service's sessions on the administrator's database that are idle now; their process ids. */
 export async function endIdleSessions (admin: pg.Client): Promise<number[]> {
-  const { rows } = await admin.query<{ pid: number, ended: boolean }>(`SELECT pid, pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE ${SERVICE_SESSION} AND state = 'idle'`)
+  const { rows } = await admin.query<{ pid: number, ended: boolean }>(`SELECT pid, pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE ${SERVICE_SESSION} AND state = 'idle' AND datname = current_database()`)
   return rows.filter(({ ended }) => ended).map(({ pid }) => pid)
 }
 

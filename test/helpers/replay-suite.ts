@@ -113,8 +113,11 @@ export function replaySuite (t: Test, databaseUrl: (t: Test) => Promise<string>)
     await postPlant(app, { id: 2, name: 'Moss again' })
     await settled(app, webhook, () => states(receiver, 1).includes('C') && states(receiver, 2).includes('Moss again'))
     t.same(states(receiver, 1), ['A', 'B', 'C'], 'the receiver holds C, as the store does')
-    // Its creation was still pending when it was deleted: failed, never sent.
-    t.same(states(receiver, 2), ['deleted', 'Moss again'], 'deleted while disabled, created again after enable: created')
+    // Its creation, pending when it was deleted, is never sent, unless an attempt was already on
+    // its way then (at least once); either way the delete comes before the second creation.
+    const moss = states(receiver, 2)
+    t.same(moss.slice(-2), ['deleted', 'Moss again'], 'deleted while disabled, created again after enable: created')
+    t.ok(moss.length === 2 || (moss.length === 3 && moss[0] === 'Moss'), `nothing else, in no other order: ${moss.join(', ')}`)
   })
 
   t.test('a replay sends no event twice: what was delivered after an earlier enable is not replayed', async (t) => {

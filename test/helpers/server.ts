@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Test } from 'tap'
-import { FLUSH_MS } from '../../src/log/logger.ts'
+import { Agent, fetch } from 'undici'
 import { TOKEN } from './app.ts'
 import { retryUntil } from './wait.ts'
 
@@ -28,6 +28,8 @@ export interface RequestOptions {
 export interface SendOptions {
   /** Milliseconds between one chunk and the next. */
   gapMs?: number
+  /** Awaited before each chunk after the first, after the gap: the next chunk waits for what the test says. */
+  next?: () => Promise<unknown>
   /** Called with everything received so far: true closes the connection. */
   until?: (text: string) => boolean
   /** Closes the connection when aborted. */
@@ -47,17 +49,29 @@ export interface RunningServer {
   request: (method: string, path: string, options?: RequestOptions) => Promise<Answer>
   /**
    * The one raw-socket client: connects, writes the chunks as they are, `gapMs` apart,
-   * and resolves once the connection closes with everything received and how long it
-   * stayed open. The connection is closed when the test ends.
+   * and resolves once the connection closes with everything received, how long it stayed
+   * open and how many chunks were written before it closed. The connection is closed when
+   * the test ends.
    */
-  send: (chunks: Array<string | Uint8Array>, options?: SendOptions) => Promise<{ text: string, ms: number }>
+  send: (chunks: Array<string | Uint8Array>, options?: SendOptions) => Promise<{ text: string, ms: number, sent: number }>
 }
 
 /** The head of a POST /plants with the test token that announces a 100-byte JSON body. */
 export const CREATE_HEAD = `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`
 
+/**
+ * The Node flags a test runs a TypeScript program of the project with, as a process: tap's
+ * (types stripped, coverage counted), but not its module mocking, which no such program uses
+ * and whose hooks cost a fifth of a service's start.
+ */
+export const NODE_ARGS = process.execArgv.filter((arg) => !arg.includes('@tapjs/mock'))
+
 const SERVER = new URL('../../src/server.ts', import.meta.url).pathname
-const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:' }
+// An idle connection is the client's to close: a test's next request on one the service closed
+// that instant fails, and a loaded machine's lag makes that instant likely. The client gives an
+// idle connection half a second; the service, a minute (tests of the setting set their own).
+const CHILD_ENV = { HOST: '127.0.0.1', PORT: '0', DATABASE_URL: 'memory:', KEEP_ALIVE_TIMEOUT_MS: '60000' }
+const CLIENT = new Agent({ keepAliveTimeout: 500, keepAliveMaxTimeout: 500 })
 
 // Under a file-size limit, Node ignores SIGXFSZ, so that a write past the limit fails with
 // EFBIG, as the service expects; the exit handler of tap's process tracking turns the
@@ -84,7 +98,7 @@ export interface ProcessOptions {
 
 /** src/server.ts as a process, run as tap runs this test (its types stripped by Node, its coverage counted). */
 function spawnService (env: NodeJS.ProcessEnv, stdio: StdioOptions, { openFiles, fileBytes, resolvConf }: ProcessOptions = {}): ChildProcess {
-  const command = [process.execPath, ...process.execArgv, ...(fileBytes === undefined ? [] : FILE_SIZE_LIMITED), SERVER]
+  const command = [process.execPath, ...NODE_ARGS, ...(fileBytes === undefined ? [] : FILE_SIZE_LIMITED), SERVER]
   const options = { env: { ...process.env, ...CHILD_ENV, ...env }, stdio }
   const setup = [
     ...(resolvConf === undefined ? [] : [`mount --bind '${resolvConf}' /etc/resolv.conf`]),
@@ -142,6 +156,7 @@ export async function startServer (t: Test, env: NodeJS.ProcessEnv = {}, options
 async function request (url: string, method: string, path: string, { body, token = TOKEN, headers = {} }: RequestOptions = {}): Promise<Answer> {
   const started = performance.now()
   const res = await fetch(url + path, {
+    dispatcher: CLIENT,
     method,
     headers: {
       ...(token === null ? {} : { authorization: `Bearer ${token}` }),
@@ -160,7 +175,7 @@ async function request (url: string, method: string, path: string, { body, token
   }
 }
 
-async function send (t: Test, port: number, chunks: Array<string | Uint8Array>, { gapMs = 0, until, signal, halfClose = false }: SendOptions = {}): Promise<{ text: string, ms: number }> {
+async function send (t: Test, port: number, chunks: Array<string | Uint8Array>, { gapMs = 0, next, until, signal, halfClose = false }: SendOptions = {}): Promise<{ text: string, ms: number, sent: number }> {
   const started = Date.now()
   const socket = connect(port, '127.0.0.1')
   t.teardown(() => { socket.destroy() })
@@ -173,13 +188,15 @@ async function send (t: Test, port: number, chunks: Array<string | Uint8Array>, 
     if (until?.(text) === true) socket.destroy()
   })
   signal?.addEventListener('abort', () => socket.destroy(), { once: true })
+  let sent = 0
   for (const [i, chunk] of chunks.entries()) {
-    if (i > 0) await Promise.race([sleep(gapMs), closed])
+    if (i > 0) await Promise.race([sleep(gapMs).then(next), closed])
     if (socket.destroyed) break
     socket.write(chunk)
+    sent++
   }
   if (halfClose && !socket.destroyed) socket.end()
-  return { ms: await closed, text }
+  return { ms: await closed, text, sent }
 }
 
 /**
@@ -202,13 +219,18 @@ export function errorLines (stdout: string[]): string[] {
   return stdout.filter((line) => /"level":(50|60)/.test(line))
 }
 
+let barriers = 0
+
 /**
- * Resolves once every line the service has logged so far has reached `stdout`: it
- * writes its log in blocks, each line within FLUSH_MS. A test that checks a line is
+ * Resolves once every line the service logged before the call has reached `stdout`: it writes
+ * its log in blocks, so a line is known to be there only once a later one is. The later one is
+ * a request to no route, which is logged at info like every 404. A test that checks a line is
  * absent, or counts lines, waits for this first.
  */
-export async function logsArrived (): Promise<void> {
-  await sleep(3 * FLUSH_MS)
+export async function logsArrived (server: RunningServer): Promise<void> {
+  const path = `/logs-arrived-${++barriers}`
+  await server.request('GET', path, { token: null })
+  await waitForLine(server.stdout, new RegExp(`"url":"${path}"`), 30_000)
 }
 
 /** Resolves with the first line matching, waiting up to timeoutMs for the process to write it. */

@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import type { FastifyInstance } from 'fastify'
 import type { StoredPlant } from '../../src/store/store.ts'
 import { AUTH } from './app.ts'
+import { NODE_ARGS } from './server.ts'
 
 const SCRIPT = new URL('../../scripts/store/main.ts', import.meta.url).pathname
 
@@ -13,7 +14,7 @@ export interface CommandResult {
 }
 
 /** `npm run store -- <args>`, run from its TypeScript source as tap runs the tests, instead of a build. */
-export async function storeCommand (args: string[], env: NodeJS.ProcessEnv = {}, argv = [process.execPath, ...process.execArgv, SCRIPT, ...args]): Promise<CommandResult> {
+export async function storeCommand (args: string[], env: NodeJS.ProcessEnv = {}, argv = [process.execPath, ...NODE_ARGS, SCRIPT, ...args]): Promise<CommandResult> {
   const child = spawn(argv[0], argv.slice(1), { env: { ...process.env, ...env } })
   let stdout = ''
   let stderr = ''
@@ -26,7 +27,7 @@ export async function storeCommand (args: string[], env: NodeJS.ProcessEnv = {},
 /** The command run under `script`, its stdout and stderr a terminal: what it wrote there, both together. */
 export async function storeCommandOnTerminal (args: string[]): Promise<CommandResult> {
   const quote = (word: string): string => `'${word.replaceAll("'", "'\\''")}'`
-  const line = [process.execPath, ...process.execArgv, SCRIPT, ...args].map(quote).join(' ')
+  const line = [process.execPath, ...NODE_ARGS, SCRIPT, ...args].map(quote).join(' ')
   return await storeCommand([], {}, ['script', '--quiet', '--return', '--command', line, '/dev/null'])
 }
 

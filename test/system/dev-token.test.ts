@@ -29,7 +29,7 @@ t.test('on SQLite the generated token is kept beside the database, 0600, and eve
   const second = await startServer(t, env)
   t.equal(await generatedToken(second), token, 'the same token, printed again')
   t.equal((await second.request('GET', '/plants/1', { token })).statusCode, 200, 'and accepted')
-  await logsArrived()
+  await logsArrived(second)
   t.notOk(second.stdout.some((line) => line.includes(token)), 'never in the logs')
 })
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { startServer } from '../helpers/server.ts'
+import { NODE_ARGS, startServer } from '../helpers/server.ts'
 
 // scripts/empty-store.ts, the first step of `npm run start:empty`: the plant store's own
 // SQLite files go, its development token stays; anything else is refused and left as it is.
@@ -11,7 +11,7 @@ const SCRIPT = new URL('../../scripts/empty-store.ts', import.meta.url).pathname
 
 async function emptyStore (env: NodeJS.ProcessEnv): Promise<{ code: number, stderr: string }> {
   try {
-    const { stderr } = await promisify(execFile)(process.execPath, [...process.execArgv, SCRIPT], { env: { ...process.env, ...env } })
+    const { stderr } = await promisify(execFile)(process.execPath, [...NODE_ARGS, SCRIPT], { env: { ...process.env, ...env } })
     return { code: 0, stderr }
   } catch (err) {
     const { code, stderr } = err as { code: number, stderr: string }
@@ -32,6 +32,17 @@ t.test('the store is emptied and its development token kept: the next start serv
   t.notOk(existsSync(`${dir}/data/plants.db`))
   const second = await startServer(t, env)
   t.equal((await second.request('GET', '/plants', { token })).body, '[]', 'empty, and the same token accepted')
+})
+
+t.test('a store a running service has open is refused, and left to it', async (t) => {
+  const dir = t.testdir()
+  const env = { API_TOKENS: '', API_TOKENS_FILE: '', DATABASE_URL: `sqlite:${dir}/plants.db` }
+  const running = await startServer(t, env)
+  const token = readFileSync(`${dir}/plants.db.token`, 'utf8').trim()
+  t.equal((await running.request('POST', '/plants', { token, body: { id: 1, name: 'Fern' } })).statusCode, 200)
+  t.same(await emptyStore(env), { code: 1, stderr: `plant-store: cannot empty the store: ${dir}/plants.db is open in another process (a running service?): stop it first\n` })
+  t.ok(existsSync(`${dir}/plants.db`))
+  t.equal((await running.request('GET', '/plants/1', { token })).statusCode, 200, 'the service goes on serving its plants')
 })
 
 t.test("another application's database, PostgreSQL or a bad DATABASE_URL are refused, and nothing is deleted", async (t) => {

@@ -137,7 +137,7 @@ t.test('a lockout is logged at warn with the client address, once, and answered 
   t.equal(line.client, '127.0.0.1')
   t.equal(line.code, 'auth_locked_out')
   t.match(line.msg, /client 127\.0\.0\.1 locked out for a minute: 2 rejected tokens/)
-  await logsArrived()
+  await logsArrived(server)
   t.equal(server.stdout.filter((l) => /locked out for/.test(l)).length, 1, 'one line per lockout, not one per refused request')
 })
 

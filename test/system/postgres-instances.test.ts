@@ -45,7 +45,7 @@ for (const route of postgresRoutes(t)) {
       const codes = await Promise.all(servers.map(async (server, i) =>
         (await retryUntil(async () => await create(server, { id: i, name: 'early' }), (code) => code === 200, 10_000)).value))
       t.same(codes, [200, 200, 200], 'each connected and migrated within the backoff cap')
-      await logsArrived()
+      await Promise.all(servers.map(logsArrived))
       for (const server of servers) t.equal(logged(server, 'store is available: connected and migrated').length, 1)
       t.same(await Promise.all(servers.map(async (server) => (await server.request('GET', '/health/ready')).statusCode)), [200, 200, 200], 'ready')
     })
@@ -89,7 +89,7 @@ for (const route of postgresRoutes(t)) {
         t.same([res.statusCode, res.body], [503, UNAVAILABLE], `${method} ${path}`)
         t.ok(res.ms < 5000, `answered in ${Math.round(res.ms)} ms`)
       }
-      await logsArrived()
+      await Promise.all(servers.map(logsArrived))
       for (const server of servers) {
         const outages = logged(server, 'store is unavailable;')
         t.equal(outages.length, 1, 'the outage is logged once')
@@ -110,7 +110,7 @@ for (const route of postgresRoutes(t)) {
       t.equal((await at(1).request('GET', '/health/ready')).statusCode, 200, 'ready again')
       for (const server of servers) {
         await waitForLine(server.stdout, /store is available again/)
-        await logsArrived()
+        await logsArrived(server)
         t.equal(logged(server, 'store is available again').length, 1, 'the recovery is logged once')
         t.equal(server.child.exitCode, null, 'the process kept running throughout')
         t.same(errorLines(server.stdout).filter((line) => !line.includes('store is unavailable;')), [], 'nothing else went wrong')

@@ -10,6 +10,8 @@ import { retryUntil } from '../helpers/wait.ts'
 
 t.test('PostgreSQL sessions ended under the service, and a pool used up', { skip: postgresUnavailable() }, async (t) => {
   const server = await startPostgres(t)
+  // Each on a database of its own, side by side.
+  t.jobs = 5
 
   t.test('a statement sent just as the server ends its connection for being idle runs again on another: every request served', async (t) => {
     // Sessions end after 40 ms idle, and reads come about that far apart: some are sent
@@ -21,7 +23,7 @@ t.test('PostgreSQL sessions ended under the service, and a pool used up', { skip
       await sleep(35 + Math.random() * 10)
     }
     t.same(statuses.filter((status) => status !== 200), [], 'every read answered 200')
-    await logsArrived()
+    await logsArrived(service)
     t.same(errorLines(service.stdout), [], 'no outage, nothing else went wrong')
   })
 
@@ -60,7 +62,7 @@ t.test('PostgreSQL sessions ended under the service, and a pool used up', { skip
     await burst()
     t.equal(statuses.length, 140)
     t.same(statuses.filter((status) => status !== 200), [], 'every read answered 200')
-    await logsArrived()
+    await logsArrived(service)
     const closed = service.stdout.filter((line) => line.includes('a PostgreSQL connection was closed'))
     t.ok(closed.some((line) => line.includes('idle-session timeout')), 'connections closed by the idle timeout')
     t.equal(closed.filter((line) => line.includes('administrator command')).length, terminated.size, `each of the ${terminated.size} sessions terminated logged once`)
@@ -81,7 +83,7 @@ t.test('PostgreSQL sessions ended under the service, and a pool used up', { skip
     await unlock()
     const after = await Promise.all(Array.from({ length: 10 }, async () => await service.request('GET', '/plants/1')))
     t.same(after.map((res) => res.statusCode), Array(10).fill(200), 'the reads right after it are served: the store is not down')
-    await logsArrived()
+    await logsArrived(service)
     t.same(errorLines(service.stdout), [], 'no outage')
     t.equal(service.stdout.filter((line) => line.includes('a PostgreSQL connection was closed') && line.includes('administrator command')).length, 1, 'the connection ended, logged once')
   })
@@ -105,7 +107,7 @@ t.test('PostgreSQL sessions ended under the service, and a pool used up', { skip
     const after = await Promise.all(Array.from({ length: 10 }, async () => (await service.request('GET', '/plants/1')).statusCode))
     t.same(after, Array(10).fill(200), 'the reads right after are served: the store is not down')
     t.equal((await service.request('GET', '/health/ready')).statusCode, 200, 'ready')
-    await logsArrived()
+    await logsArrived(service)
     t.same(errorLines(service.stdout), [], 'no outage')
     t.equal(service.stdout.filter((line) => line.includes('every PostgreSQL connection of the pool stayed in use')).length, 1, 'logged once, at warn')
   })

@@ -42,6 +42,6 @@ t.test('a request target sent whole (absolute-form) is served by its path; any o
   }
   t.match(await ask('plants'), /^HTTP\/1.1 400 .*"code":"invalid_request"\}$/s, 'plants')
   t.match(await ask('*', 'OPTIONS'), /^HTTP\/1.1 405 /, 'OPTIONS * is a request about the server: the method the root does not take')
-  await logsArrived()
+  await logsArrived(server)
   t.notOk(server.stdout.some((line) => line.includes('evil.example')), 'the log has paths, not the hosts named')
 })

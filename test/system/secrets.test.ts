@@ -50,7 +50,7 @@ t.test('a database that answers with the password in its error: no log line and 
   t.equal(create.statusCode, 503)
   t.notMatch(create.body, /password|authentication/)
 
-  await logsArrived()
+  await logsArrived(server)
   const everything = [...server.stdout, ...server.stderr].join('\n')
   t.notOk(everything.includes(PASSWORD), 'the password is in no line the service wrote')
   t.notOk(everything.includes(TOKEN), 'nor is the token')

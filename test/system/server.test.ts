@@ -14,7 +14,7 @@ t.test('with neither API_TOKENS nor API_TOKENS_FILE the service makes a token, p
   t.equal(res.statusCode, 200)
   t.same(res.json(), { name: 'Rose', tag: 'flower' })
   t.equal(server.stderr.filter((l) => l.includes('generated token')).length, 1, 'printed once')
-  await logsArrived()
+  await logsArrived(server)
   t.notOk(server.stdout.some((l) => l.includes(token)), 'and not in the logs')
   const completed = JSON.parse(await waitForLine(server.stdout, /"status":200/))
   t.equal(completed.token, 'generated', 'where it is named "generated"')
@@ -54,7 +54,7 @@ t.test('logs are JSON lines, one per request, with its time, client and error co
   }
   const spelled = await retryUntil(async () => server.stdout.filter((line) => /"url":"\/plants\?[^"]*\[redacted\]/.test(line)).length, (n) => n >= 6, 5000, 10)
   t.equal(spelled.value, 6, 'every spelling is cut out too')
-  await logsArrived()
+  await logsArrived(server)
   const all = server.stdout.join('\n') + server.stderr.join('\n')
   t.notOk(all.includes(token), 'the valid token is not logged')
   t.notOk(all.includes('wrong-token-456'), 'nor a rejected one')

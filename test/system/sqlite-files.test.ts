@@ -6,7 +6,7 @@ import Database from 'better-sqlite3'
 import t from 'tap'
 import { buildApp } from '../../src/app.ts'
 import { loadConfig } from '../../src/config.ts'
-import { APPLICATION_ID, SCHEMA_VERSION } from '../../src/store/sqlite-schema.ts'
+import { APPLICATION_ID, SCHEMA_VERSION } from '../../src/store/sqlite/schema.ts'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from '../helpers/app.ts'
 import { failedStart } from '../helpers/server.ts'
 

@@ -6,7 +6,7 @@ import { promisify } from 'node:util'
 import Database from 'better-sqlite3'
 import { pino } from 'pino'
 import t from 'tap'
-import { SqliteStore } from '../../src/store/sqlite.ts'
+import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import { AUTH, assertError, postPlant, testApp, TOKEN } from '../helpers/app.ts'
 import { errorLines, logsArrived, startServer, waitForLine } from '../helpers/server.ts'
 
@@ -119,7 +119,7 @@ t.test('a disk that takes no more: writes answer 503 while reads go on, logged o
   }
   t.equal(refused.at(-1), next - 1, 'the disk takes no more, not even one plant')
   const lines = (text: string) => server.stdout.filter((line) => line.includes(text)).length
-  await logsArrived()
+  await logsArrived(server)
   // A commit that failed before a smaller one fitted is an outage of its own, over when it fitted.
   t.equal(lines('store takes no writes'), lines('store is available again') + 1, 'each outage is logged once, as it begins')
   const logged = lines('store takes no writes')
@@ -130,7 +130,7 @@ t.test('a disk that takes no more: writes answer 503 while reads go on, logged o
     t.equal((await server.request('GET', '/plants?limit=10')).statusCode, 200, `a page after create ${id}`)
     t.equal((await server.request('GET', '/health/ready')).statusCode, 200)
   }
-  await logsArrived()
+  await logsArrived(server)
   const outages = server.stdout.filter((line) => line.includes('store takes no writes'))
   t.equal(outages.length, logged, 'the refused creates and the reads log no other outage')
   t.match(JSON.parse(outages.at(-1)!).err.code, /^SQLITE_(FULL|IOERR)/, 'the outage is logged with its cause')
@@ -139,7 +139,7 @@ t.test('a disk that takes no more: writes answer 503 while reads go on, logged o
   await lift()
   await create(next + 3)
   t.equal(kept.at(-1), next + 3, 'a create once the disk takes writes again')
-  await logsArrived()
+  await logsArrived(server)
   t.equal(lines('store is available again'), recovered + 1, 'which ends the outage, logged once')
   t.same(errorLines(server.stdout).filter((line) => !line.includes('store takes no writes')), [], 'nothing else went wrong: no 500')
 
@@ -177,7 +177,7 @@ t.test('a read that meets a damaged page of the file answers 503, and the servic
     t.equal(server.child.exitCode, null, `the service still runs after damaged read ${i + 1}`)
   }
   t.equal((await server.request('GET', '/health')).statusCode, 200)
-  await logsArrived()
+  await logsArrived(server)
   t.ok(server.stdout.some((line) => line.includes('malformed')), 'the cause is logged')
 })
 
@@ -224,7 +224,7 @@ t.test('a create in the same commit as the first subscription is announced when 
     store.webhooks.subscribe(subscription, 10),
     store.create({ id: 2n, name: 'after' })
   ])
-  store.webhooks.onAnnounced(() => { told++ })
+  store.commits.on('committed', ({ deliveries }) => { told += deliveries })
   t.same(outcomes.map((outcome) => typeof outcome === 'string' ? outcome : outcome.outcome), ['created', 'subscribed', 'created'])
   t.same((await store.webhooks.deliveries('wh_1', { limit: 10 })).map((delivery) => delivery.plantId), [2n], 'plant 2 only')
   await store.create({ id: 3n, name: 'later' })

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { SqliteStore } from '../../src/store/sqlite.ts'
+import { SqliteStore } from '../../src/store/sqlite/store.ts'
 import type { StoredPlant } from '../../src/store/store.ts'
 import { TOKEN } from '../helpers/app.ts'
 import { createLoad } from '../helpers/create-load.ts'

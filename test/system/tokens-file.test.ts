@@ -18,7 +18,7 @@ t.test('a tokens file: its tokens are accepted by their hash, API_TOKENS is not 
   const file = writeTokens(`${t.testdir()}/tokens.json`, [reader, writer])
   const config = loadConfig({ API_TOKENS_FILE: file })
   t.equal(config.generatedToken, undefined, 'no token is generated')
-  t.same(config.apiTokens, [], 'no token value is held')
+  t.same(config.secrets, [], 'no token value is held')
   t.same(config.tokens.map((token) => [token.name, token.hash.toString('hex'), [...token.scopes]]),
     [reader, writer].map((token) => { const entry = entryOf(token); return [entry.name, entry.sha256, entry.scopes] }))
 

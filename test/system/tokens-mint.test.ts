@@ -3,13 +3,13 @@ import { createHash } from 'node:crypto'
 import { once } from 'node:events'
 import { readFileSync, writeFileSync } from 'node:fs'
 import t from 'tap'
-import { startServer, waitForLine } from '../helpers/server.ts'
+import { NODE_ARGS, startServer, waitForLine } from '../helpers/server.ts'
 
 const SCRIPT = new URL('../../scripts/mint-token.ts', import.meta.url).pathname
 
 /** `npm run token -- <args>`, run from its TypeScript source as tap runs this test, instead of a build. */
 async function mint (...args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  const child = spawn(process.execPath, [...process.execArgv, SCRIPT, ...args])
+  const child = spawn(process.execPath, [...NODE_ARGS, SCRIPT, ...args])
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk) => { stdout += chunk })

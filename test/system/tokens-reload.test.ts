@@ -116,7 +116,7 @@ t.test('SIGHUP reloads the tokens file while clients keep requesting: none of th
   t.same(answers.filter((code) => code !== 200), [], 'every one of them answered 200')
   t.equal(server.child.exitCode, null, 'SIGHUP does not stop the service')
 
-  await logsArrived()
+  await logsArrived(server)
   const lines = server.stdout.map((line) => JSON.parse(line)).filter((line) => line.msg === 'request completed')
   t.ok(lines.filter((line) => line.method === 'POST').every((line) => line.token === 'keeper'), 'each request\'s line names its token')
   t.ok(lines.some((line) => line.status === 401 && line.token === undefined), 'an unknown token is named by no line')

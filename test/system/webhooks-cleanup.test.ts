@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3'
 import t from 'tap'
-import { migrate } from '../../src/store/sqlite-schema.ts'
+import { migrate } from '../../src/store/sqlite/schema.ts'
 import { TOKEN } from '../helpers/app.ts'
 import { startServer, type RunningServer } from '../helpers/server.ts'
 

@@ -108,7 +108,7 @@ t.test('property: a name is taken only when every address its name server gives,
     if (message !== expected) throw new Error(`${addresses?.join(' ') ?? 'NXDOMAIN'}: ${message as string}`)
     if (addresses !== undefined && addresses.length > 0) refusals.push([name, refusedFor])
   }), seed, numRuns)
-  await logsArrived()
+  await logsArrived(server)
   const details = server.stdout.filter((line) => /"level":40.*webhook subscription refused/.test(line)).map((line) => JSON.parse(line).detail as string)
   for (const [name, refusedFor] of refusals) {
     const detail = details.find((detail) => detail.startsWith(`${name} resolves to `))

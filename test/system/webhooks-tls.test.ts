@@ -46,6 +46,6 @@ t.test('a receiver whose TLS certificate fails: the delivery log says which kind
     const line = await waitForLine(server.stdout, new RegExp(`"level":40.*"webhook":"${id}".*webhook attempt failed`))
     t.match(JSON.parse(line), { webhook: id, error, detail: logged }, `${name}: the log has it in full, with the webhook's id`)
   }
-  await logsArrived()
+  await logsArrived(server)
   t.notOk(server.stdout.some((line) => /"level":(50|60)/.test(line)), 'nothing logged as an error')
 })
