@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { DEFAULT_MAX_PENDING } from './webhook.ts'
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
 const whole = (fallback: number, minimum: number, maximum: number) =>
   Type.Integer({ default: fallback, minimum, maximum })

@@ -26,7 +26,7 @@ export const apiSecurityHeaders: Readonly<Record<string, string>> = {
  * upgrade-insecure-requests, which behind plain HTTP would send "Try it out" to https; HSTS
  * as on every answer.
  */
-export const pageSecurityHeaders: Readonly<Record<string, string>> = headersOf(helmet({
+const pageSecurityHeaders: Readonly<Record<string, string>> = headersOf(helmet({
   contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
   strictTransportSecurity: false
 }))
@@ -35,7 +35,7 @@ export const pageSecurityHeaders: Readonly<Record<string, string>> = headersOf(h
  * HSTS, on answers to requests that came over HTTPS only (RFC 6797 section 7.2): the
  * service speaks plain HTTP, so that is what a proxy in TRUST_PROXY says with X-Forwarded-Proto.
  */
-export const STRICT_TRANSPORT_SECURITY = 'max-age=31536000; includeSubDomains'
+const STRICT_TRANSPORT_SECURITY = 'max-age=31536000; includeSubDomains'
 
 /** The one place answer headers are set: every answer's request id, and the security headers for what it is. */
 export function setAnswerHeaders (request: FastifyRequest, reply: FastifyReply, page = false): void {

@@ -6,7 +6,7 @@ const REDACTED = '[redacted]'
 
 // Lines go out in blocks of 4 KiB and within 100 ms; past 16 MiB waiting (an output that
 // stopped reading), new lines are dropped rather than taking the service's memory.
-export const FLUSH_MS = 100
+const FLUSH_MS = 100
 export const OUTPUT_SIZES = { minLength: 4096, periodicFlush: FLUSH_MS, maxLength: 16 * 1024 * 1024, maxWrite: 1024 * 1024 }
 
 // Standard output, one per process, shared by every app.

@@ -13,7 +13,7 @@ export const TRANSFER_CHUNK = 10_000
  * took after the snapshot (a move whose source went on writing, a restore whose replaced
  * database is gone). Seqs are JSON numbers: 2^53 leaves room for about 9,000 restarts.
  */
-export const HISTORY_GAP = 1_000_000_000_000
+const HISTORY_GAP = 1_000_000_000_000
 
 /** The seq after which a history restarted past `latest` begins. */
 export function restartedThrough (latest: number): number {

@@ -36,7 +36,7 @@ export function idempotencyKey (header: string | string[] | undefined): string |
 }
 
 /** The key as the store keeps it: the token's, and the request's meaning (its url and events) as a digest. */
-export function keyRequest (token: Token, key: string, { url, events = [PLANT_CREATED] }: NewSubscription): KeyRequest {
+function keyRequest (token: Token, key: string, { url, events = [PLANT_CREATED] }: NewSubscription): KeyRequest {
   const digest = (...parts: Array<string | Buffer>): string => parts.reduce((hash, part) => hash.update(part), createHash('sha256')).digest('base64url')
   return {
     // Not the token's SHA-256 as such: the tokens file's entries are not to be found in the database.
