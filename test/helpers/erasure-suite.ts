@@ -1,11 +1,10 @@
-import Database from 'better-sqlite3'
-import pg from 'pg'
 import pino from 'pino'
 import type { Test } from 'tap'
 import { database } from '../../src/config/values.ts'
 import { openStore } from '../../src/store/open.ts'
 import { CLEANUP_CHUNK } from '../../src/webhooks/outbox-cleanup.ts'
 import { AUTH, postPlant, testApp } from './app.ts'
+import { readDatabase } from './read-database.ts'
 import { retryUntil } from './wait.ts'
 
 // A plant's deletion costs the same whatever its history (issue #54, finding 6): its
@@ -17,21 +16,10 @@ const HISTORY = 2 * CLEANUP_CHUNK + 200
 /** How many of the plant's events still hold their data in the database, as it keeps them. */
 async function payloadsKept (url: string, plant: bigint): Promise<number> {
   const sql = 'SELECT count(*) AS n FROM webhook_events WHERE plant_id = $1 AND payload IS NOT NULL'
-  if (url.startsWith('sqlite:')) {
-    const db = new Database(url.slice('sqlite:'.length), { readonly: true })
-    try {
-      return Number(db.prepare(sql.replace('$1', '?')).pluck().get(plant))
-    } finally {
-      db.close()
-    }
-  }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return Number((await client.query<{ n: string }>(sql, [String(plant)])).rows[0].n)
-  } finally {
-    await client.end()
-  }
+  return await readDatabase(url, {
+    sqlite: (db) => Number(db.prepare(sql.replace('$1', '?')).pluck().get(plant)),
+    postgres: async (client) => Number((await client.query<{ n: string }>(sql, [String(plant)])).rows[0].n)
+  })
 }
 
 export function erasureSuite (t: Test, databaseUrl: (t: Test) => Promise<string>): void {

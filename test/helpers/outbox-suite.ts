@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3'
 import type { FastifyInstance } from 'fastify'
-import pg from 'pg'
 import type { Test } from 'tap'
 import { AUTH, assertError, postPlant, testApp } from './app.ts'
 import { erasureSuite } from './erasure-suite.ts'
 import { eventsSuite } from './events-suite.ts'
+import { readDatabase } from './read-database.ts'
 import { startReceiver, type Receiver } from './receiver.ts'
 import { replaySuite } from './replay-suite.ts'
 import { retryUntil } from './wait.ts'
@@ -13,29 +13,22 @@ import { retryUntil } from './wait.ts'
 
 /** The bytes of every payload the store keeps, in whichever tables have a payload column. */
 async function storedPayloadBytes (url: string): Promise<number> {
-  if (url.startsWith('sqlite:')) {
-    const db = new Database(url.slice('sqlite:'.length), { readonly: true })
-    try {
+  return await readDatabase(url, {
+    sqlite: (db) => {
       const tables = db.prepare<[], string>(`SELECT tables.name FROM sqlite_schema AS tables, pragma_table_info(tables.name) AS columns
         WHERE tables.type = 'table' AND columns.name = 'payload'`).pluck().all()
       return tables.reduce((sum, table) => sum + Number(db.prepare(`SELECT coalesce(sum(length(payload)), 0) FROM ${table}`).pluck().get()), 0)
-    } finally {
-      db.close()
+    },
+    postgres: async (client) => {
+      const { rows } = await client.query<{ table_name: string }>(`SELECT table_name FROM information_schema.columns
+        WHERE table_schema = current_schema() AND column_name = 'payload'`)
+      let sum = 0
+      for (const { table_name: table } of rows) {
+        sum += Number((await client.query(`SELECT coalesce(sum(octet_length(payload)), 0) AS bytes FROM ${table}`)).rows[0].bytes)
+      }
+      return sum
     }
-  }
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ table_name: string }>(`SELECT table_name FROM information_schema.columns
-      WHERE table_schema = current_schema() AND column_name = 'payload'`)
-    let sum = 0
-    for (const { table_name: table } of rows) {
-      sum += Number((await client.query(`SELECT coalesce(sum(octet_length(payload)), 0) AS bytes FROM ${table}`)).rows[0].bytes)
-    }
-    return sum
-  } finally {
-    await client.end()
-  }
+  })
 }
 
 /** The SQLite file's size as its pages count it, the WAL's included. */
