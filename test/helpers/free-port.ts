@@ -1,7 +1,8 @@
 /**
- * A free TCP port on 127.0.0.1, for programs we start ourselves: the bench's servers and
- * the throwaway PostgreSQL cluster (tests and bench). One function for both, here rather
- * than in test/ or bench/, because both use it and neither should import the other.
+ * A free TCP port on 127.0.0.1, and a start that tries another when it was taken, for the
+ * programs we start ourselves: the bench's servers, the throwaway PostgreSQL cluster and
+ * PgBouncer (tests and bench). Here, because both test/ and bench/ use it and neither should
+ * import the other.
  */
 import { createServer } from 'node:net'
 
@@ -19,4 +20,21 @@ export async function freePort (): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()))
   if (address === null || typeof address === 'string') throw new Error('no port from the OS')
   return address.port
+}
+
+/**
+ * Starts a program with `start` on a free port. When the start fails
+ * because another process took the port first (`portTaken` reads the program's log, and
+ * makes it ready for the next start), it tries again on another port, three times at most.
+ */
+export async function startOnFreePort (start: (port: number) => Promise<void>, portTaken: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort()
+    try {
+      await start(port)
+      return
+    } catch (err) {
+      if (attempt === 3 || !await portTaken()) throw err
+    }
+  }
 }

@@ -10,7 +10,7 @@ import { chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { freePort } from './free-port.ts'
+import { startOnFreePort } from './free-port.ts'
 import type { PostgresServer, Teardowns } from './postgres-cluster.ts'
 import { getSetup } from './postgres-setup.ts'
 
@@ -141,9 +141,9 @@ export async function startPgBouncer (t: Teardowns, server: PostgresServer): Pro
     await chown(dir, postgres.uid, postgres.gid)
     await chown(userlist, postgres.uid, postgres.gid)
   }
-  // Another process may take the free port before PgBouncer binds it: then try another.
-  for (let attempt = 1; ; attempt++) {
-    port = await freePort()
+  // The port is the URLs' as soon as it is tried: the start's probe connects through them.
+  await startOnFreePort(async (free) => {
+    port = free
     await writeFile(ini, [
       '[databases]',
       `* = host=${cluster.hostname} port=${cluster.port}`,
@@ -162,12 +162,11 @@ export async function startPgBouncer (t: Teardowns, server: PostgresServer): Pro
     ].join('\n'))
     try {
       await start()
-      break
     } catch (err) {
       await stop()
-      if (attempt === 3 || !/Address already in use/.test(await readFile(log, 'utf8').catch(() => ''))) throw err
+      throw err
     }
-  }
+  }, async () => /Address already in use/.test(await readFile(log, 'utf8').catch(() => '')))
 
   return { through: (url) => urlFor(new URL(url).pathname.slice(1)), admin, stop, start }
 }

@@ -12,7 +12,7 @@ import { appendFile, chown, mkdtemp, readFile, rm, writeFile } from 'node:fs/pro
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import pg from 'pg'
-import { freePort } from './free-port.ts'
+import { startOnFreePort } from './free-port.ts'
 import { getSetup } from './postgres-setup.ts'
 
 /** Where the cluster's clean-up is registered: a tap test's `t`, or the bench's own list. */
@@ -142,9 +142,9 @@ export async function startPostgres (t: Teardowns): Promise<PostgresServer> {
     await probe(urlFor('postgres'), 5000)
   }
 
-  // Another process may take the free port before the server binds it: then try another.
-  for (let attempt = 1; ; attempt++) {
-    port = await freePort()
+  // The port is the URLs' as soon as it is tried: the start's probe connects through them.
+  await startOnFreePort(async (free) => {
+    port = free
     await appendFile(join(data, 'postgresql.conf'), [
       '',
       '# test/helpers/postgres-cluster.ts',
@@ -153,15 +153,12 @@ export async function startPostgres (t: Teardowns): Promise<PostgresServer> {
       `unix_socket_directories = '${dir.replaceAll("'", "''")}'`,
       ''
     ].join('\n'))
-    try {
-      await start()
-      break
-    } catch (err) {
-      const serverLog = await readFile(log, 'utf8').catch(() => '')
-      if (attempt === 3 || !/could not bind|could not create any TCP\/IP sockets/.test(serverLog)) throw err
-      await writeFile(log, '')
-    }
-  }
+    await start()
+  }, async () => {
+    if (!/could not bind|could not create any TCP\/IP sockets/.test(await readFile(log, 'utf8').catch(() => ''))) return false
+    await writeFile(log, '')
+    return true
+  })
 
   return {
     url: urlFor('postgres'),
